@@ -1,0 +1,272 @@
+"""The FastAPI application, built by ``create_app(settings)``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Annotated, Any
+
+from fastapi import FastAPI, Header, Query, Request, Response
+from prometheus_client import CONTENT_TYPE_LATEST
+
+from api.errors import install_error_handlers
+from api.metrics import Metrics
+from api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
+from api.schemas import (
+    CallOut,
+    CheckRequest,
+    CheckResponse,
+    CompleteRequest,
+    ErrorBody,
+    MatchOut,
+    PolicyBody,
+    SessionCalls,
+)
+from api.settings import EmbedderBackend, Settings
+from dedup.errors import InvalidInput
+from dedup.explain import explain_data
+from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from dedup.ledger import SqliteLedger
+from dedup.policy import (
+    PolicySet,
+    load_policy_file,
+    policy_from_mapping,
+    policy_to_mapping,
+)
+from dedup.protocols import Embedder
+from dedup.records import CallRecord, CallStatus, Decision, FailureClass, Outcome, ToolCall
+from dedup.service import DedupService
+from index import (
+    CachedEmbedder,
+    FaissGroupIndex,
+    OnnxEmbedder,
+    SentenceTransformerEmbedder,
+    SqliteVectorStore,
+    packaged_model_path,
+)
+
+__all__ = ["build_embedder", "create_app"]
+
+logger = logging.getLogger(__name__)
+_WARM_UP = "warm up the embedding model once at start"
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422)
+}
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The configured model embedder; ONNX falls back to torch if it cannot load."""
+    model_dir = settings.model_path or packaged_model_path()
+    if settings.embedder is EmbedderBackend.TORCH:
+        return SentenceTransformerEmbedder(model_dir)
+    quantize = settings.embedder is EmbedderBackend.ONNX_INT8
+    try:
+        return OnnxEmbedder(
+            model_dir, settings.resolved_cache_dir(), quantize=quantize,
+            threads=settings.embed_threads,
+        )  # fmt: skip
+    except Exception:
+        logger.exception("ONNX embedder failed to load; falling back to sentence-transformers")
+        return SentenceTransformerEmbedder(model_dir)
+
+
+def _load_policies(settings: Settings, ledger: SqliteLedger) -> PolicySet:
+    defaults_data: dict[str, Any] = {}
+    tools_data: dict[str, dict[str, Any]] = {}
+    stored = ledger.load_policies()
+    if settings.policy_path is not None:
+        file_defaults, file_tools = load_policy_file(settings.policy_path)
+        defaults = file_defaults
+        tools_data = file_tools
+    else:
+        defaults = policy_from_mapping(defaults_data)
+    # Policies set over HTTP survive restarts; a file passed with --policy wins over them.
+    merged = {**stored, **tools_data}
+    tools = {name: policy_from_mapping(data, defaults) for name, data in merged.items()}
+    for name, data in tools_data.items():
+        ledger.save_policy(name, data)
+    return PolicySet(defaults, tools)
+
+
+def _match_out(decision: Decision) -> MatchOut | None:
+    match = decision.match
+    if match is None:
+        return None
+    call = match.call
+    return MatchOut(
+        call_id=call.call_id,
+        tool=call.tool,
+        args=call.args,
+        stage=match.stage.value,
+        score=round(match.score, 6),
+        status=call.status.value,
+        failure_class=None if call.failure_class is None else call.failure_class.value,
+        result=call.result,
+        error=call.error,
+    )
+
+
+def _call_out(record: CallRecord) -> CallOut:
+    return CallOut(
+        call_id=record.call_id,
+        session_id=record.session_id,
+        scope=record.scope,
+        tool=record.tool,
+        args=record.args,
+        status=record.status.value,
+        failure_class=None if record.failure_class is None else record.failure_class.value,
+        result=record.result,
+        error=record.error,
+        intent_key=record.intent_key,
+        idempotency_key=record.idempotency_key,
+        created_at=record.created_at,
+        lease_expires_at=record.lease_expires_at,
+        completed_at=record.completed_at,
+        attempt_of=record.attempt_of,
+    )
+
+
+def create_app(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    clock: Callable[[], float] = time.time,
+) -> FastAPI:
+    """Build the service: ledger, funnel, embedder and routes. Pass ``embedder`` to share one."""
+    ledger = SqliteLedger(settings.db_path)
+    model = embedder if embedder is not None else build_embedder(settings)
+    cached = CachedEmbedder(model, SqliteVectorStore(settings.db_path))
+    cached.embed([_WARM_UP])
+    semantic = SemanticStage(cached, FaissGroupIndex(dim=int(cached.embed([_WARM_UP]).shape[1])))
+    service = DedupService(
+        ledger, _load_policies(settings, ledger), [ExactStage(), FuzzyStage(), semantic],
+        clock=clock,
+    )  # fmt: skip
+    metrics = Metrics()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async def purge_forever() -> None:
+            while True:
+                removed = await asyncio.to_thread(service.purge, settings.retention_seconds)
+                if removed:
+                    logger.info("purged %d calls past retention", removed)
+                await asyncio.sleep(settings.purge_interval_seconds)
+
+        task = asyncio.create_task(purge_forever())
+        try:
+            yield
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+            ledger.close()
+
+    app = FastAPI(
+        title="tooldedup",
+        version="0.1.0",
+        summary="Stops AI agents from running the same side-effecting tool call twice.",
+        lifespan=lifespan,
+    )
+    app.state.service = service
+    app.state.embedder = cached
+    install_error_handlers(app)
+
+    @app.post("/v1/check", response_model=CheckResponse, responses=_ERRORS)
+    def check(
+        body: CheckRequest,
+        idempotency_key_header: Annotated[
+            str | None, Header(alias="Idempotency-Key", max_length=256)
+        ] = None,
+    ) -> CheckResponse:
+        """Decide whether a tool call may run; ``proceed`` means a claim is already stored."""
+        key = body.idempotency_key
+        if idempotency_key_header is not None:
+            header_key = idempotency_key_header.strip()
+            if not header_key:
+                raise InvalidInput("Idempotency-Key header must not be blank")
+            if key is not None and key != header_key:
+                raise InvalidInput("Idempotency-Key header and body idempotency_key differ")
+            key = header_key
+        call = ToolCall(
+            session_id=body.session_id,
+            tool=body.tool,
+            args=body.args,
+            scope=body.scope,
+            run_id=body.run_id,
+            step=None if body.step is None else str(body.step),
+            idempotency_key=key,
+        )
+        decision = service.check(call, dry_run=body.dry_run)
+        metrics.observe(decision)
+        return CheckResponse(
+            decision=decision.kind.value,
+            call_id=decision.call_id,
+            check_id=decision.check_id,
+            idempotency_key=key if key is not None else decision.intent_key,
+            match=_match_out(decision),
+            explain=explain_data(decision),
+        )
+
+    @app.post("/v1/calls/{call_id}/complete", response_model=CallOut, responses=_ERRORS)
+    def complete(call_id: str, body: CompleteRequest) -> CallOut:
+        """Report the outcome of a call that was run."""
+        outcome = Outcome(
+            status=CallStatus(body.status),
+            result=body.result,
+            error=body.error,
+            failure_class=None if body.failure_class is None else FailureClass(body.failure_class),
+        )
+        return _call_out(service.complete(call_id, outcome))
+
+    @app.get("/v1/calls/{call_id}", response_model=CallOut, responses=_ERRORS)
+    def get_call(call_id: str) -> CallOut:
+        """One call and its state."""
+        return _call_out(service.get(call_id))
+
+    @app.get("/v1/sessions/{session_id}/calls", response_model=SessionCalls, responses=_ERRORS)
+    def session_calls(
+        session_id: str,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
+    ) -> SessionCalls:
+        """A session's calls, oldest first."""
+        records = service.session_calls(session_id, limit, offset)
+        return SessionCalls(session_id=session_id, calls=[_call_out(r) for r in records])
+
+    @app.get("/v1/tools/{tool}/policy", responses=_ERRORS)
+    def get_policy(tool: str) -> dict[str, Any]:
+        """The policy in force for ``tool``."""
+        custom = tool in service.policies.tools
+        data = policy_to_mapping(service.policies.for_tool(tool))
+        return {"tool": tool, "custom": custom, "policy": data}
+
+    @app.put("/v1/tools/{tool}/policy", responses=_ERRORS)
+    def put_policy(tool: str, body: PolicyBody) -> dict[str, Any]:
+        """Set ``tool``'s policy; settings left out take the defaults."""
+        if not tool.strip() or len(tool) > 256:
+            raise InvalidInput("tool must be 1 to 256 characters")
+        data = body.model_dump(exclude_none=True)
+        policy = policy_from_mapping(data, service.policies.defaults)
+        service.set_policy(tool, policy, data)
+        return {"tool": tool, "custom": True, "policy": policy_to_mapping(policy)}
+
+    @app.get("/healthz")
+    def healthz() -> dict[str, str]:
+        """Liveness: the service answers."""
+        return {"status": "ok", "model": cached.model_id}
+
+    @app.get("/metrics")
+    def prometheus_metrics(request: Request) -> Response:
+        """Prometheus text exposition."""
+        return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.api_key is not None:
+        app.add_middleware(
+            ApiKeyMiddleware, api_key=settings.api_key, open_paths=frozenset({"/healthz"})
+        )
+    return app

@@ -1,0 +1,97 @@
+"""The ``tooldedup`` command: serve the API, export the decision log."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from api.settings import EmbedderBackend, Settings
+
+__all__ = ["main"]
+
+
+def _serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from api.app import create_app
+
+    try:
+        api_key = Settings.api_key_from(os.environ, args.api_key_file)
+    except (OSError, ValueError) as exc:
+        print(f"tooldedup: {exc}", file=sys.stderr)
+        return 2
+    settings = Settings(
+        db_path=args.db,
+        policy_path=args.policy,
+        api_key=api_key,
+        model_path=args.model_path,
+        embedder=EmbedderBackend(args.embedder),
+        embed_threads=args.embed_threads,
+        cache_dir=args.cache_dir,
+    )
+    app = create_app(settings)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
+    return 0
+
+
+def _export_log(args: argparse.Namespace) -> int:
+    from dedup.ledger import SqliteLedger
+
+    if not args.db.exists():
+        print(f"tooldedup: no database at {args.db}", file=sys.stderr)
+        return 2
+    ledger = SqliteLedger(args.db)
+    out = sys.stdout if args.out is None else args.out.open("w", encoding="utf-8")
+    try:
+        count = 0
+        for entry in ledger.iter_log():
+            out.write(json.dumps(asdict(entry), ensure_ascii=False) + "\n")
+            count += 1
+    finally:
+        if out is not sys.stdout:
+            out.close()
+        ledger.close()
+    print(f"exported {count} decisions", file=sys.stderr)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser, shared by ``main`` and the README."""
+    parser = argparse.ArgumentParser(prog="tooldedup", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the HTTP service")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--db", type=Path, default=Path("tooldedup.db"), help="SQLite file")
+    serve.add_argument("--policy", type=Path, default=None, help="policy TOML file")
+    serve.add_argument("--api-key-file", type=Path, default=None)
+    serve.add_argument("--model-path", type=Path, default=None, help="sentence-transformers dir")
+    serve.add_argument(
+        "--embedder", choices=[b.value for b in EmbedderBackend], default="onnx-int8"
+    )
+    serve.add_argument("--embed-threads", type=int, default=2)
+    serve.add_argument("--cache-dir", type=Path, default=None, help="where the ONNX export is kept")
+    serve.add_argument("--log-level", default="info")
+    serve.set_defaults(run=_serve)
+
+    export = commands.add_parser("export-log", help="write the decision log as JSONL")
+    export.add_argument("--db", type=Path, default=Path("tooldedup.db"))
+    export.add_argument("--out", type=Path, default=None, help="file (default: stdout)")
+    export.set_defaults(run=_export_log)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line."""
+    args = build_parser().parse_args(argv)
+    return int(args.run(args))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

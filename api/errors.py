@@ -1,0 +1,74 @@
+"""The one place where errors become HTTP answers: ``{"error": {"code", "message"}}``."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dedup.errors import Conflict, DedupError, InvalidInput, NotFound
+
+__all__ = ["error_response", "install_error_handlers"]
+
+logger = logging.getLogger(__name__)
+
+_STATUS: tuple[tuple[type[DedupError], int], ...] = (
+    (NotFound, 404),
+    (Conflict, 409),
+    (InvalidInput, 422),
+)
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    """A JSON error answer."""
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def _status_of(exc: DedupError) -> int:
+    for kind, status in _STATUS:
+        if isinstance(exc, kind):
+            return status
+    return 400
+
+
+def _describe(exc: RequestValidationError) -> tuple[int, str, str]:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return 400, "malformed_json", "the request body is not valid JSON"
+    parts = []
+    for e in errors[:5]:
+        where = ".".join(str(x) for x in e.get("loc", ()) if x != "body") or "body"
+        parts.append(f"{where}: {e.get('msg', 'invalid')}")
+    return 422, "invalid_request", "; ".join(parts) or "invalid request"
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Map every error to a JSON body with a 4xx status; nothing leaks as a bare 500."""
+
+    async def on_dedup_error(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, DedupError)
+        return error_response(_status_of(exc), exc.code, exc.message)
+
+    async def on_validation(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, RequestValidationError)
+        return error_response(*_describe(exc))
+
+    async def on_http(request: Request, exc: Exception) -> JSONResponse:
+        assert isinstance(exc, StarletteHTTPException)
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        response = error_response(exc.status_code, code, str(exc.detail))
+        if exc.headers:
+            response.headers.update(exc.headers)
+        return response
+
+    async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal_error", "internal error; nothing was recorded")
+
+    app.add_exception_handler(DedupError, on_dedup_error)
+    app.add_exception_handler(RequestValidationError, on_validation)
+    app.add_exception_handler(StarletteHTTPException, on_http)
+    app.add_exception_handler(Exception, on_unexpected)

@@ -1,0 +1,40 @@
+"""Prometheus metrics, in a registry owned by one app."""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from dedup.records import Decision
+
+__all__ = ["Metrics"]
+
+_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 1.0)
+
+
+class Metrics:
+    """Checks by decision and stage, and check latency."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        self.checks = Counter(
+            "tooldedup_checks",
+            "Checks answered, by decision and matching stage.",
+            ["decision", "stage"],
+            registry=self.registry,
+        )
+        self.latency = Histogram(
+            "tooldedup_check_latency_seconds",
+            "Time spent deciding one check.",
+            buckets=_BUCKETS,
+            registry=self.registry,
+        )
+
+    def observe(self, decision: Decision) -> None:
+        """Count one decision."""
+        stage = "none" if decision.match is None else decision.match.stage.value
+        self.checks.labels(decision=decision.kind.value, stage=stage).inc()
+        self.latency.observe(decision.latency_ms / 1000.0)
+
+    def render(self) -> bytes:
+        """The text exposition format."""
+        return generate_latest(self.registry)

@@ -1,0 +1,94 @@
+"""ASGI middleware: request body limit and bearer-key access."""
+
+from __future__ import annotations
+
+import hmac
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["ApiKeyMiddleware", "BodyLimitMiddleware"]
+
+
+async def _send_error(send: Send, status: int, code: str, message: str) -> None:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if status == 401:
+        headers.append((b"www-authenticate", b"Bearer"))
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BodyLimitMiddleware:
+    """Answer 413 to any request body over ``max_bytes``, declared or streamed."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Buffer the body up to the limit, then hand it on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        too_large = f"request body exceeds {self.max_bytes} bytes"
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                try:
+                    declared = int(value)
+                except ValueError:
+                    await _send_error(send, 400, "bad_request", "invalid Content-Length")
+                    return
+                if declared > self.max_bytes:
+                    await _send_error(send, 413, "payload_too_large", too_large)
+                    return
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await _send_error(send, 413, "payload_too_large", too_large)
+                return
+            chunks.append(chunk)
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        sent = False
+
+        async def replay() -> Message:
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+class ApiKeyMiddleware:
+    """Require ``Authorization: Bearer <key>`` on every path except the open ones."""
+
+    def __init__(self, app: ASGIApp, api_key: str, open_paths: frozenset[str]) -> None:
+        self.app = app
+        self._key = api_key.encode()
+        self._open = open_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Check the bearer key in constant time; the key itself is never logged."""
+        if scope["type"] != "http" or scope.get("path") in self._open:
+            await self.app(scope, receive, send)
+            return
+        supplied = b""
+        for name, value in scope.get("headers", []):
+            if name == b"authorization":
+                scheme, _, token = value.partition(b" ")
+                if scheme.lower() == b"bearer":
+                    supplied = token.strip()
+        if not supplied or not hmac.compare_digest(supplied, self._key):
+            await _send_error(send, 401, "unauthorized", "a valid bearer API key is required")
+            return
+        await self.app(scope, receive, send)

@@ -1,0 +1,146 @@
+"""Pydantic models of the HTTP edge; the core never sees them."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+__all__ = [
+    "CallOut",
+    "CheckRequest",
+    "CheckResponse",
+    "CompleteRequest",
+    "ErrorBody",
+    "MatchOut",
+    "PolicyBody",
+    "SessionCalls",
+]
+
+Name = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+def _valid_unicode(value: str | None) -> str | None:
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError("must be valid Unicode") from None
+        if not value.strip():
+            raise ValueError("must not be blank")
+    return value
+
+
+class CheckRequest(BaseModel):
+    """A proposed tool call."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    session_id: Name
+    tool: Name
+    args: dict[str, Any]
+    scope: Name | None = None
+    run_id: Name | None = None
+    step: Annotated[str, Field(min_length=1, max_length=256)] | int | None = None
+    idempotency_key: Name | None = None
+    dry_run: bool = False
+
+    _check_text = field_validator("session_id", "tool", "scope", "run_id", "idempotency_key")(
+        _valid_unicode
+    )
+
+
+class MatchOut(BaseModel):
+    """The stored call a check matched."""
+
+    call_id: str
+    tool: str
+    args: Any
+    stage: Literal["exact", "fuzzy", "semantic", "judge"]
+    score: float
+    status: Literal["pending", "succeeded", "failed", "unknown"]
+    failure_class: Literal["retryable", "poison", "ambiguous"] | None
+    result: Any
+    error: Any
+
+
+class CheckResponse(BaseModel):
+    """The answer to a check."""
+
+    decision: Literal["proceed", "duplicate", "in_progress", "reconcile"]
+    call_id: str | None
+    check_id: str
+    idempotency_key: str
+    match: MatchOut | None
+    explain: dict[str, Any]
+
+
+class CompleteRequest(BaseModel):
+    """The outcome of a call the runtime ran."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    status: Literal["succeeded", "failed", "unknown"]
+    result: Any = None
+    error: Any = None
+    failure_class: Literal["retryable", "poison", "ambiguous"] | None = None
+
+
+class CallOut(BaseModel):
+    """A call as the ledger holds it."""
+
+    call_id: str
+    session_id: str
+    scope: str
+    tool: str
+    args: Any
+    status: Literal["pending", "succeeded", "failed", "unknown"]
+    failure_class: Literal["retryable", "poison", "ambiguous"] | None
+    result: Any
+    error: Any
+    intent_key: str
+    idempotency_key: str | None
+    created_at: float
+    lease_expires_at: float
+    completed_at: float | None
+    attempt_of: str | None
+
+
+class SessionCalls(BaseModel):
+    """A page of a session's calls."""
+
+    session_id: str
+    calls: list[CallOut]
+
+
+class PolicyBody(BaseModel):
+    """A tool's policy; settings left out take the defaults."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    side_effect: Literal["read", "write", "irreversible"] | None = None
+    exact_fields: list[str] | None = None
+    semantic_fields: list[str] | None = None
+    volatile_fields: list[str] | None = None
+    unordered_fields: list[str] | None = None
+    min_fuzzy_ratio: float | None = None
+    min_cosine_duplicate: float | None = None
+    min_cosine_borderline: float | None = None
+    window_seconds: float | None = None
+    lease_seconds: float | None = None
+    borderline_action: Literal["duplicate", "proceed"] | None = None
+    mode: Literal["fields", "whole"] | None = None
+    max_candidates: int | None = None
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong."""
+
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    """Every 4xx answer has this shape."""
+
+    error: ErrorDetail

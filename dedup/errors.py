@@ -1,0 +1,46 @@
+"""The error tree.
+
+DedupError
+ +-- InvalidInput            bad arguments, policy or request (422)
+ |    +-- IdempotencyKeyReused   same key, different payload (422)
+ +-- NotFound                unknown call id (404)
+ +-- Conflict                a completion that contradicts the stored one (409)
+"""
+
+from __future__ import annotations
+
+__all__ = ["Conflict", "DedupError", "IdempotencyKeyReused", "InvalidInput", "NotFound"]
+
+
+class DedupError(Exception):
+    """Root of every error tooldedup raises on purpose."""
+
+    code = "dedup_error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(DedupError):
+    """The request, arguments or policy are not acceptable."""
+
+    code = "invalid_input"
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """An idempotency key was reused with a different payload."""
+
+    code = "idempotency_key_reused"
+
+
+class NotFound(DedupError):
+    """The named call does not exist in this ledger."""
+
+    code = "not_found"
+
+
+class Conflict(DedupError):
+    """The request contradicts what the ledger already holds."""
+
+    code = "conflict"

@@ -1,0 +1,36 @@
+"""Plain-data explanations of a decision, for the HTTP answer and the decision log."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dedup.records import Decision, StageReport
+
+__all__ = ["explain_data"]
+
+
+def _stage(report: StageReport) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "stage": report.stage.value,
+        "score": report.score,
+        "threshold": report.threshold,
+        "matched": report.matched,
+    }
+    if report.candidates:
+        data["candidates"] = [{"call_id": c, "score": s} for c, s in report.candidates]
+    if report.detail is not None:
+        data["detail"] = report.detail
+    return data
+
+
+def explain_data(decision: Decision) -> dict[str, Any]:
+    """Each stage that ran with its score and threshold, and why a call is not a duplicate."""
+    data: dict[str, Any] = {"stages": [_stage(r) for r in decision.reports]}
+    if decision.differing_fields:
+        data["differing_fields"] = list(decision.differing_fields)
+        data["differing_from"] = decision.differing_from
+    if decision.notes:
+        data["notes"] = list(decision.notes)
+    if decision.dry_run:
+        data["dry_run"] = True
+    return data

@@ -1,0 +1,209 @@
+"""The matching funnel: exact, fuzzy and semantic stages run in order; the first match wins."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from rapidfuzz import fuzz
+from rapidfuzz.utils import default_process
+
+from dedup.canonical import canonical_json, stable_hash
+from dedup.policy import ToolPolicy
+from dedup.protocols import Embedder, VectorIndex
+from dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
+
+__all__ = [
+    "ExactStage",
+    "FunnelStage",
+    "FuzzyStage",
+    "Proposal",
+    "SemanticStage",
+    "StageResult",
+    "run_funnel",
+]
+
+_TOP_SCORES = 5
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A call under check: what was sent, its canonical form and the policy that applies."""
+
+    call: ToolCall
+    canonical: CanonicalCall
+    policy: ToolPolicy
+
+    @property
+    def scope(self) -> str:
+        """The dedup scope of the call."""
+        return self.call.effective_scope
+
+
+@dataclass(frozen=True, slots=True)
+class StageResult:
+    """A stage's report and, when it decided, its match."""
+
+    report: StageReport
+    match: Match | None = None
+
+
+class FunnelStage(Protocol):
+    """One stage of the funnel."""
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Compare the proposal with candidates that share its exact signature."""
+        ...
+
+
+def _top(scores: list[tuple[CallRecord, float]]) -> tuple[tuple[str, float], ...]:
+    ranked = sorted(scores, key=lambda pair: -pair[1])[:_TOP_SCORES]
+    return tuple((record.call_id, round(score, 6)) for record, score in ranked)
+
+
+def _best(scores: list[tuple[CallRecord, float]]) -> tuple[CallRecord, float] | None:
+    # Candidates arrive newest first, so on a tie the newest call wins.
+    best: tuple[CallRecord, float] | None = None
+    for record, score in scores:
+        if best is None or score > best[1]:
+            best = (record, score)
+    return best
+
+
+class ExactStage:
+    """Whole canonical arguments are equal."""
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Match the newest candidate whose canonical args hash is identical."""
+        for record in candidates:
+            if record.args_hash == proposal.canonical.args_hash:
+                report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((record.call_id, 1.0),))
+                return StageResult(report, Match(record, Stage.EXACT, 1.0))
+        return StageResult(StageReport(Stage.EXACT, 0.0 if candidates else None, 1.0, False))
+
+
+def _leaf_texts(record: CallRecord) -> dict[str, str]:
+    return {leaf.path: leaf.text for leaf in record.semantic_leaves}
+
+
+class FuzzyStage:
+    """Every semantic leaf is a near-identical string (whitespace, case, typos)."""
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Score each candidate by its weakest leaf's rapidfuzz ratio (0..100)."""
+        threshold = proposal.policy.min_fuzzy_ratio
+        leaves = proposal.canonical.semantic_leaves
+        if not leaves or not candidates:
+            return StageResult(StageReport(Stage.FUZZY, None, threshold, False))
+        processed = [default_process(leaf.text) for leaf in leaves]
+        scores: list[tuple[CallRecord, float]] = []
+        for record in candidates:
+            texts = _leaf_texts(record)
+            weakest = 100.0
+            for leaf, mine in zip(leaves, processed, strict=True):
+                theirs = texts.get(leaf.path)
+                ratio = 0.0 if theirs is None else fuzz.ratio(mine, default_process(theirs))
+                weakest = min(weakest, ratio)
+            scores.append((record, weakest))
+        best = _best(scores)
+        assert best is not None
+        record, score = best
+        matched = score >= threshold
+        report = StageReport(Stage.FUZZY, round(score, 4), threshold, matched, _top(scores))
+        return StageResult(report, Match(record, Stage.FUZZY, score / 100.0) if matched else None)
+
+
+def group_key(proposal: Proposal, path: str) -> str:
+    """The vector group of one semantic leaf: scope, tool, exact signature and path."""
+    parts = [proposal.scope, proposal.call.tool, proposal.canonical.exact_signature, path]
+    return stable_hash(canonical_json(parts))
+
+
+class SemanticStage:
+    """Cosine similarity of each free-text leaf, through a vector index."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
+        self._embedder = embedder
+        self._index = index
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Score each candidate by its weakest leaf's cosine and compare with the thresholds."""
+        policy = proposal.policy
+        leaves = proposal.canonical.semantic_leaves
+        if not leaves or not candidates:
+            return StageResult(
+                StageReport(Stage.SEMANTIC, None, policy.min_cosine_duplicate, False)
+            )
+        groups = [group_key(proposal, leaf.path) for leaf in leaves]
+        to_load = [
+            (group, self._candidate_texts(leaf.path, candidates))
+            for leaf, group in zip(leaves, groups, strict=True)
+            if not self._index.has(group)
+        ]
+        # One embed call covers the proposal and any group not yet in the index.
+        texts = [leaf.text for leaf in leaves]
+        texts += [text for _, pairs in to_load for _, text in pairs]
+        vectors = self._embedder.embed(texts)
+        offset = len(leaves)
+        for group, pairs in to_load:
+            self._index.load(group, [k for k, _ in pairs], vectors[offset : offset + len(pairs)])
+            offset += len(pairs)
+        keys = [record.row_id for record in candidates]
+        weakest = dict.fromkeys(keys, 1.0)
+        for group, vector in zip(groups, vectors, strict=False):
+            cosines = self._index.search(group, vector, keys)
+            for key in keys:
+                weakest[key] = min(weakest[key], cosines.get(key, -1.0))
+        scores = [(record, weakest[record.row_id]) for record in candidates]
+        best = _best(scores)
+        assert best is not None
+        record, score = best
+        duplicate = score >= policy.min_cosine_duplicate
+        borderline = not duplicate and score >= policy.min_cosine_borderline
+        report = StageReport(
+            Stage.SEMANTIC,
+            round(score, 6),
+            policy.min_cosine_duplicate,
+            duplicate,
+            _top(scores),
+            "borderline" if borderline else None,
+        )
+        if duplicate or borderline:
+            return StageResult(report, Match(record, Stage.SEMANTIC, score, borderline))
+        return StageResult(report)
+
+    @staticmethod
+    def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:
+        pairs = [(r.row_id, _leaf_texts(r).get(path)) for r in candidates]
+        return [(key, text) for key, text in pairs if text is not None]
+
+    def forget(self) -> None:
+        """Drop every loaded group, after the ledger deleted calls."""
+        self._index.clear()
+
+    def remember(self, proposal: Proposal, record: CallRecord) -> None:
+        """Embed a newly claimed call's leaves now and add them to loaded groups.
+
+        Embedding at claim time (a cache hit when this check already embedded them) means
+        a later group load never waits on the model.
+        """
+        leaves = proposal.canonical.semantic_leaves
+        if not leaves:
+            return
+        vectors = self._embedder.embed([leaf.text for leaf in leaves])
+        for leaf, vector in zip(leaves, vectors, strict=True):
+            self._index.add(group_key(proposal, leaf.path), record.row_id, vector)
+
+
+def run_funnel(
+    stages: Sequence[FunnelStage], proposal: Proposal, candidates: Sequence[CallRecord]
+) -> tuple[Match | None, tuple[StageReport, ...]]:
+    """Run the stages in order and stop at the first that matches."""
+    reports: list[StageReport] = []
+    for stage in stages:
+        result = stage.check(proposal, candidates)
+        reports.append(result.report)
+        if result.match is not None:
+            return result.match, tuple(reports)
+    return None, tuple(reports)

@@ -1,0 +1,96 @@
+"""The ``Ledger`` protocol and the records only ledgers deal in."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from dedup.records import CallRecord, Outcome
+
+__all__ = ["ClaimConflict", "Ledger", "LogEntry"]
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One immutable line of the decision log."""
+
+    check_id: str
+    ts: float
+    scope: str
+    session_id: str
+    tool: str
+    args: Any
+    decision: str
+    stage: str | None
+    score: float | None
+    call_id: str | None
+    matched_call_id: str | None
+    latency_ms: float
+    dry_run: bool
+    explain: Any
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimConflict:
+    """A claim lost a race: another pending claim holds the same intent or key."""
+
+    holder: CallRecord
+
+
+class Ledger(Protocol):
+    """Durable store of claimed calls, their outcomes and the decision log."""
+
+    def candidates(
+        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+    ) -> list[CallRecord]:
+        """Live calls sharing scope, tool and exact signature, newest first."""
+        ...
+
+    def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
+        """Live calls of ``tool`` in ``scope``, newest first."""
+        ...
+
+    def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
+        """The newest call claimed with this explicit key."""
+        ...
+
+    def claim(self, record: CallRecord) -> CallRecord | ClaimConflict:
+        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt."""
+        ...
+
+    def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
+        """Record a call's outcome; repeating the same outcome is a no-op."""
+        ...
+
+    def get(self, call_id: str) -> CallRecord | None:
+        """One call by id."""
+        ...
+
+    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
+        """A session's calls, oldest first."""
+        ...
+
+    def append_log(self, entry: LogEntry) -> None:
+        """Append one decision log entry."""
+        ...
+
+    def iter_log(self) -> Iterator[LogEntry]:
+        """Every decision log entry, oldest first."""
+        ...
+
+    def purge(self, before: float) -> int:
+        """Delete calls created before ``before``; return how many."""
+        ...
+
+    def load_policies(self) -> dict[str, dict[str, Any]]:
+        """Stored per-tool policy overrides."""
+        ...
+
+    def save_policy(self, tool: str, data: dict[str, Any]) -> None:
+        """Store one tool's policy."""
+        ...
+
+    def close(self) -> None:
+        """Release connections."""
+        ...

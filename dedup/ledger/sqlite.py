@@ -1,0 +1,341 @@
+"""The default ledger: one SQLite file in WAL mode."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from dedup.canonical import canonical_json
+from dedup.errors import Conflict, NotFound
+from dedup.ledger.base import ClaimConflict, LogEntry
+from dedup.ledger.migrations import migrate
+from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
+
+__all__ = ["SqliteLedger"]
+
+_COLUMNS = (
+    "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
+    " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
+    " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step"
+)
+_LIVE = "superseded = 0 AND created_at >= ?"
+
+
+def _dumps(value: Any) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+def _loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def _record(row: sqlite3.Row) -> CallRecord:
+    return CallRecord(
+        row_id=row["row_id"],
+        call_id=row["call_id"],
+        scope=row["scope"],
+        session_id=row["session_id"],
+        tool=row["tool"],
+        args=json.loads(row["args_json"]),
+        args_hash=row["args_hash"],
+        exact_signature=row["exact_sig"],
+        exact_leaves=tuple((p, v) for p, v in json.loads(row["exact_leaves"])),
+        semantic_leaves=tuple(SemanticLeaf(p, t) for p, t in json.loads(row["semantic_leaves"])),
+        intent_key=row["intent_key"],
+        idempotency_key=row["idempotency_key"],
+        status=CallStatus(row["status"]),
+        failure_class=None if row["failure_class"] is None else FailureClass(row["failure_class"]),
+        result=_loads(row["result_json"]),
+        error=_loads(row["error_json"]),
+        created_at=row["created_at"],
+        lease_expires_at=row["lease_expires_at"],
+        completed_at=row["completed_at"],
+        attempt_of=row["attempt_of"],
+        run_id=row["run_id"],
+        step=row["step"],
+    )
+
+
+# Which completions may follow which state: pending may end any way; an unknown or
+# ambiguous outcome may later be reconciled to a definite one.
+_OPEN = (CallStatus.PENDING, CallStatus.UNKNOWN)
+
+
+class SqliteLedger:
+    """Calls, outcomes, policies and the decision log in one SQLite file."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self.schema_version = migrate(self._conn())
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self._path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    def candidates(
+        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+    ) -> list[CallRecord]:
+        """Live calls sharing scope, tool and exact signature, newest first."""
+        rows = self._conn().execute(
+            f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
+            f" AND {_LIVE} ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, exact_signature, since, limit),
+        )
+        return [_record(r) for r in rows]
+
+    def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
+        """Live calls of ``tool`` in ``scope``, newest first."""
+        rows = self._conn().execute(
+            f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {_LIVE}"
+            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, since, limit),
+        )
+        return [_record(r) for r in rows]
+
+    def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
+        """The newest call claimed with this explicit key."""
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ?"
+                " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
+                (scope, key, since),
+            )
+            .fetchone()
+        )
+        return None if row is None else _record(row)
+
+    def claim(self, record: CallRecord) -> CallRecord | ClaimConflict:
+        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            cursor = conn.execute(
+                "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
+                " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
+                " created_at, lease_expires_at, attempt_of, run_id, step)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    record.call_id,
+                    record.scope,
+                    record.session_id,
+                    record.tool,
+                    canonical_json(record.args),
+                    record.args_hash,
+                    record.exact_signature,
+                    canonical_json([list(p) for p in record.exact_leaves]),
+                    canonical_json([[x.path, x.text] for x in record.semantic_leaves]),
+                    record.intent_key,
+                    record.idempotency_key,
+                    CallStatus.PENDING.value,
+                    record.created_at,
+                    record.lease_expires_at,
+                    record.attempt_of,
+                    record.run_id,
+                    record.step,
+                ),
+            )
+            if record.attempt_of is not None:
+                conn.execute(
+                    "UPDATE calls SET superseded = 1 WHERE call_id = ?", (record.attempt_of,)
+                )
+            conn.execute("COMMIT")
+        except sqlite3.IntegrityError:
+            conn.execute("ROLLBACK")
+            holder = self._pending_holder(record)
+            if holder is None:
+                raise
+            return ClaimConflict(holder)
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        row_id = cursor.lastrowid
+        assert row_id is not None
+        return _replace_row_id(record, row_id)
+
+    def _pending_holder(self, record: CallRecord) -> CallRecord | None:
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {_COLUMNS} FROM calls WHERE status = 'pending' AND"
+                " (intent_key = ? OR (scope = ? AND idempotency_key = ?)) LIMIT 1",
+                (record.intent_key, record.scope, record.idempotency_key),
+            )
+            .fetchone()
+        )
+        return None if row is None else _record(row)
+
+    def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
+        """Record a call's outcome; repeating the same outcome is a no-op."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+            current = row.fetchone()
+            if current is None:
+                raise NotFound(f"no call with id {call_id!r}")
+            record = _record(current)
+            if not _may_complete(record, outcome):
+                raise Conflict(
+                    f"call {call_id} is already {_describe(record)};"
+                    f" it cannot become {_describe_outcome(outcome)}"
+                )
+            if record.status is outcome.status and record.failure_class is outcome.failure_class:
+                conn.execute("COMMIT")
+                return record
+            conn.execute(
+                "UPDATE calls SET status = ?, failure_class = ?, result_json = ?, error_json = ?,"
+                " completed_at = ? WHERE call_id = ?",
+                (
+                    outcome.status.value,
+                    None if outcome.failure_class is None else outcome.failure_class.value,
+                    _dumps(outcome.result),
+                    _dumps(outcome.error),
+                    now,
+                    call_id,
+                ),
+            )
+            updated = conn.execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+            result = _record(updated.fetchone())
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return result
+
+    def get(self, call_id: str) -> CallRecord | None:
+        """One call by id."""
+        row = self._conn().execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+        found = row.fetchone()
+        return None if found is None else _record(found)
+
+    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
+        """A session's calls, oldest first."""
+        rows = self._conn().execute(
+            f"SELECT {_COLUMNS} FROM calls WHERE session_id = ? ORDER BY row_id LIMIT ? OFFSET ?",
+            (session_id, limit, offset),
+        )
+        return [_record(r) for r in rows]
+
+    def append_log(self, entry: LogEntry) -> None:
+        """Append one decision log entry."""
+        self._conn().execute(
+            "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
+            " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                entry.check_id,
+                entry.ts,
+                entry.scope,
+                entry.session_id,
+                entry.tool,
+                canonical_json(entry.args),
+                entry.decision,
+                entry.stage,
+                entry.score,
+                entry.call_id,
+                entry.matched_call_id,
+                entry.latency_ms,
+                int(entry.dry_run),
+                canonical_json(entry.explain),
+            ),
+        )
+
+    def iter_log(self) -> Iterator[LogEntry]:
+        """Every decision log entry, oldest first."""
+        # A connection of its own, so a long export never holds a request thread's cursor.
+        conn = sqlite3.connect(self._path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        try:
+            for row in conn.execute("SELECT * FROM decisions ORDER BY row_id"):
+                yield LogEntry(
+                    check_id=row["check_id"],
+                    ts=row["ts"],
+                    scope=row["scope"],
+                    session_id=row["session_id"],
+                    tool=row["tool"],
+                    args=json.loads(row["args_json"]),
+                    decision=row["decision"],
+                    stage=row["stage"],
+                    score=row["score"],
+                    call_id=row["call_id"],
+                    matched_call_id=row["matched_call_id"],
+                    latency_ms=row["latency_ms"],
+                    dry_run=bool(row["dry_run"]),
+                    explain=json.loads(row["explain_json"]),
+                )
+        finally:
+            conn.close()
+
+    def purge(self, before: float) -> int:
+        """Delete calls created before ``before``; return how many."""
+        cursor = self._conn().execute("DELETE FROM calls WHERE created_at < ?", (before,))
+        return cursor.rowcount
+
+    def load_policies(self) -> dict[str, dict[str, Any]]:
+        """Stored per-tool policy overrides."""
+        rows = self._conn().execute("SELECT tool, policy_json FROM policies")
+        return {tool: json.loads(text) for tool, text in rows}
+
+    def save_policy(self, tool: str, data: dict[str, Any]) -> None:
+        """Store one tool's policy."""
+        self._conn().execute(
+            "INSERT INTO policies (tool, policy_json, updated_at) VALUES (?, ?, julianday('now'))"
+            " ON CONFLICT (tool) DO UPDATE SET policy_json = excluded.policy_json,"
+            " updated_at = excluded.updated_at",
+            (tool, canonical_json(data)),
+        )
+
+    def close(self) -> None:
+        """Release connections."""
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+
+
+def _may_complete(record: CallRecord, outcome: Outcome) -> bool:
+    if record.status is outcome.status and record.failure_class is outcome.failure_class:
+        return True
+    if record.status in _OPEN:
+        return True
+    return record.status is CallStatus.FAILED and record.failure_class is FailureClass.AMBIGUOUS
+
+
+def _describe(record: CallRecord) -> str:
+    if record.failure_class is None:
+        return record.status.value
+    return f"{record.status.value} ({record.failure_class.value})"
+
+
+def _describe_outcome(outcome: Outcome) -> str:
+    if outcome.failure_class is None:
+        return outcome.status.value
+    return f"{outcome.status.value} ({outcome.failure_class.value})"
+
+
+def _replace_row_id(record: CallRecord, row_id: int) -> CallRecord:
+    from dataclasses import replace
+
+    return replace(record, row_id=row_id)

@@ -1,0 +1,192 @@
+"""Per-tool dedup policies and the TOML file they come from."""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from dedup.errors import InvalidInput
+from dedup.records import SideEffect
+
+__all__ = [
+    "DEFAULT_VOLATILE_FIELDS",
+    "BorderlineAction",
+    "CompareMode",
+    "PolicySet",
+    "ToolPolicy",
+    "load_policy_file",
+    "policy_from_mapping",
+    "policy_to_mapping",
+]
+
+DEFAULT_VOLATILE_FIELDS: frozenset[str] = frozenset(
+    {
+        "request_id",
+        "trace_id",
+        "span_id",
+        "correlation_id",
+        "nonce",
+        "timestamp",
+        "client_ts",
+        "client_timestamp",
+        "idempotency_key",
+        "tool_call_id",
+    }
+)
+
+
+class BorderlineAction(StrEnum):
+    """What a borderline semantic match becomes when no judge decides."""
+
+    DUPLICATE = "duplicate"
+    PROCEED = "proceed"
+
+
+class CompareMode(StrEnum):
+    """Whether to compare field by field or embed the whole call as semantic caches do."""
+
+    FIELDS = "fields"
+    WHOLE = "whole"
+
+
+_PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.[]$:@")
+
+
+def _check_paths(name: str, paths: tuple[str, ...]) -> None:
+    for path in paths:
+        if not isinstance(path, str) or not path or len(path) > 256:
+            raise InvalidInput(f"{name}: each path must be a non-empty string of <= 256 chars")
+        if not set(path) <= _PATH_CHARS or ".." in path or path.startswith("."):
+            raise InvalidInput(f"{name}: {path!r} is not a path like 'body' or 'items[].sku'")
+
+
+def _check_range(name: str, value: float, low: float, high: float) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        raise InvalidInput(f"{name} must be a number")
+    if not low <= value <= high:
+        raise InvalidInput(f"{name} must be in [{low}, {high}], got {value}")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolPolicy:
+    """How one tool's calls are canonicalised and matched."""
+
+    side_effect: SideEffect = SideEffect.WRITE
+    exact_fields: tuple[str, ...] = ()
+    semantic_fields: tuple[str, ...] = ()
+    volatile_fields: tuple[str, ...] = ()
+    unordered_fields: tuple[str, ...] = ()
+    min_fuzzy_ratio: float = 97.0
+    min_cosine_duplicate: float = 0.90
+    min_cosine_borderline: float = 0.85
+    window_seconds: float = 86_400.0
+    lease_seconds: float = 300.0
+    borderline_action: BorderlineAction = BorderlineAction.DUPLICATE
+    mode: CompareMode = CompareMode.FIELDS
+    max_candidates: int = 1000
+
+    def __post_init__(self) -> None:
+        _check_range("min_fuzzy_ratio", self.min_fuzzy_ratio, 0.0, 100.0)
+        _check_range("min_cosine_duplicate", self.min_cosine_duplicate, -1.0, 1.0)
+        _check_range("min_cosine_borderline", self.min_cosine_borderline, -1.0, 1.0)
+        if self.min_cosine_borderline > self.min_cosine_duplicate:
+            raise InvalidInput("min_cosine_borderline must not exceed min_cosine_duplicate")
+        _check_range("window_seconds", self.window_seconds, 1e-3, 10 * 365 * 86_400.0)
+        _check_range("lease_seconds", self.lease_seconds, 1e-3, 7 * 86_400.0)
+        _check_range("max_candidates", self.max_candidates, 1, 100_000)
+        for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
+            _check_paths(name, getattr(self, name))
+        both = set(self.exact_fields) & set(self.semantic_fields)
+        if both:
+            raise InvalidInput(f"fields cannot be both exact and semantic: {sorted(both)}")
+
+
+_TUPLE_FIELDS = ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields")
+_ENUM_FIELDS: dict[str, type[StrEnum]] = {
+    "side_effect": SideEffect,
+    "borderline_action": BorderlineAction,
+    "mode": CompareMode,
+}
+_FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
+
+
+def policy_from_mapping(data: Mapping[str, Any], base: ToolPolicy | None = None) -> ToolPolicy:
+    """Build a policy from plain data, filling unspecified settings from ``base``."""
+    unknown = set(data) - _FIELD_NAMES
+    if unknown:
+        raise InvalidInput(f"unknown policy settings: {sorted(unknown)}")
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in _TUPLE_FIELDS:
+            if not isinstance(value, list | tuple):
+                raise InvalidInput(f"{key} must be a list of paths")
+            values[key] = tuple(value)
+        elif key in _ENUM_FIELDS:
+            enum = _ENUM_FIELDS[key]
+            try:
+                values[key] = enum(value)
+            except ValueError:
+                allowed = ", ".join(m.value for m in enum)
+                raise InvalidInput(f"{key} must be one of: {allowed}") from None
+        elif key == "max_candidates":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise InvalidInput("max_candidates must be an integer")
+            values[key] = value
+        else:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise InvalidInput(f"{key} must be a number")
+            values[key] = float(value)
+    return replace(base or ToolPolicy(), **values)
+
+
+def policy_to_mapping(policy: ToolPolicy) -> dict[str, Any]:
+    """Plain data for a policy, suitable for JSON or TOML."""
+    data = asdict(policy)
+    for key in _TUPLE_FIELDS:
+        data[key] = list(data[key])
+    for key in _ENUM_FIELDS:
+        data[key] = str(data[key])
+    return data
+
+
+@dataclass(frozen=True, slots=True)
+class PolicySet:
+    """Default settings plus per-tool overrides."""
+
+    defaults: ToolPolicy = field(default_factory=ToolPolicy)
+    tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
+
+    def for_tool(self, tool: str) -> ToolPolicy:
+        """The policy for ``tool``; unknown tools get the defaults (write)."""
+        return self.tools.get(tool, self.defaults)
+
+    def with_tool(self, tool: str, policy: ToolPolicy) -> PolicySet:
+        """A copy with ``tool``'s policy replaced."""
+        return PolicySet(self.defaults, {**self.tools, tool: policy})
+
+
+def load_policy_file(path: Path) -> tuple[ToolPolicy, dict[str, dict[str, Any]]]:
+    """Read a policy TOML: ``[defaults]`` and ``[tools.<name>]`` tables.
+
+    Returns the defaults and each tool's raw overrides, so that a tool inherits
+    any default the file does not override for it.
+    """
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise InvalidInput(f"cannot read policy file {path}: {exc}") from None
+    unknown = set(data) - {"defaults", "tools"}
+    if unknown:
+        raise InvalidInput(f"unknown top-level tables in {path}: {sorted(unknown)}")
+    defaults = policy_from_mapping(data.get("defaults", {}))
+    tools = data.get("tools", {})
+    if not isinstance(tools, dict) or not all(isinstance(v, dict) for v in tools.values()):
+        raise InvalidInput("[tools.<name>] entries must be tables")
+    for _name, overrides in tools.items():
+        policy_from_mapping(overrides, defaults)
+    return defaults, dict(tools)

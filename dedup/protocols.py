@@ -1,0 +1,50 @@
+"""Small protocols for the parts the core does not implement itself."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "VectorIndex", "Vectors"]
+
+Vectors = npt.NDArray[np.float32]
+
+
+class Embedder(Protocol):
+    """Turns texts into L2-normalised vectors, one row per text."""
+
+    @property
+    def model_id(self) -> str:
+        """A name that changes whenever the vectors would change."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts`` in one model call; rows are unit length."""
+        ...
+
+
+class VectorIndex(Protocol):
+    """Inner-product search over small groups of vectors (one group per candidate set)."""
+
+    def has(self, group: str) -> bool:
+        """Whether ``group`` is loaded."""
+        ...
+
+    def load(self, group: str, keys: Sequence[int], vectors: Vectors) -> None:
+        """Replace ``group`` with these keyed vectors."""
+        ...
+
+    def add(self, group: str, key: int, vector: Vectors) -> None:
+        """Add one vector to ``group`` if the group is loaded."""
+        ...
+
+    def search(self, group: str, query: Vectors, keys: Sequence[int]) -> dict[int, float]:
+        """Cosine of ``query`` against each of ``keys`` held in ``group``."""
+        ...
+
+    def clear(self) -> None:
+        """Forget every group."""
+        ...

@@ -1,0 +1,190 @@
+"""Typed, frozen records that cross module boundaries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "CallRecord",
+    "CallStatus",
+    "CanonicalCall",
+    "Decision",
+    "DecisionKind",
+    "FailureClass",
+    "Match",
+    "Outcome",
+    "SemanticLeaf",
+    "SideEffect",
+    "Stage",
+    "StageReport",
+    "ToolCall",
+]
+
+JSON = Any
+
+
+class SideEffect(StrEnum):
+    """How much a tool changes the world."""
+
+    READ = "read"
+    WRITE = "write"
+    IRREVERSIBLE = "irreversible"
+
+
+class CallStatus(StrEnum):
+    """Ledger state of one claimed call."""
+
+    PENDING = "pending"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    UNKNOWN = "unknown"
+
+
+class FailureClass(StrEnum):
+    """Why a failed call failed, which decides whether a retry may run."""
+
+    RETRYABLE = "retryable"
+    POISON = "poison"
+    AMBIGUOUS = "ambiguous"
+
+
+class DecisionKind(StrEnum):
+    """The answer to a check."""
+
+    PROCEED = "proceed"
+    DUPLICATE = "duplicate"
+    IN_PROGRESS = "in_progress"
+    RECONCILE = "reconcile"
+
+
+class Stage(StrEnum):
+    """The funnel stage that matched."""
+
+    EXACT = "exact"
+    FUZZY = "fuzzy"
+    SEMANTIC = "semantic"
+    JUDGE = "judge"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """A proposed tool call as the agent runtime sent it."""
+
+    session_id: str
+    tool: str
+    args: dict[str, JSON]
+    scope: str | None = None
+    run_id: str | None = None
+    step: str | None = None
+    idempotency_key: str | None = None
+
+    @property
+    def effective_scope(self) -> str:
+        """The scope dedup runs in: the session unless the caller named another."""
+        return self.session_id if self.scope is None else self.scope
+
+
+@dataclass(frozen=True, slots=True)
+class SemanticLeaf:
+    """A free-text leaf compared by meaning."""
+
+    path: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalCall:
+    """The canonical form of a call's arguments, split into exact and semantic parts."""
+
+    args: JSON
+    args_json: str
+    args_hash: str
+    exact_signature: str
+    exact_leaves: tuple[tuple[str, str], ...]
+    semantic_leaves: tuple[SemanticLeaf, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRecord:
+    """One call stored in the ledger."""
+
+    call_id: str
+    row_id: int
+    scope: str
+    session_id: str
+    tool: str
+    args: JSON
+    args_hash: str
+    exact_signature: str
+    exact_leaves: tuple[tuple[str, str], ...]
+    semantic_leaves: tuple[SemanticLeaf, ...]
+    intent_key: str
+    idempotency_key: str | None
+    status: CallStatus
+    created_at: float
+    lease_expires_at: float
+    failure_class: FailureClass | None = None
+    result: JSON = None
+    error: JSON = None
+    completed_at: float | None = None
+    attempt_of: str | None = None
+    run_id: str | None = None
+    step: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A stored call judged to be the same intent as the proposal."""
+
+    call: CallRecord
+    stage: Stage
+    score: float
+    borderline: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class StageReport:
+    """What one funnel stage saw: its best score against its threshold."""
+
+    stage: Stage
+    score: float | None
+    threshold: float | None
+    matched: bool
+    candidates: tuple[tuple[str, float], ...] = ()
+    detail: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """A completion report for a claimed call."""
+
+    status: CallStatus
+    result: JSON = None
+    error: JSON = None
+    failure_class: FailureClass | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The service's answer to one check."""
+
+    kind: DecisionKind
+    check_id: str
+    intent_key: str
+    call: CallRecord | None
+    match: Match | None
+    reports: tuple[StageReport, ...] = ()
+    differing_fields: tuple[str, ...] = ()
+    differing_from: str | None = None
+    notes: tuple[str, ...] = ()
+    latency_ms: float = 0.0
+    dry_run: bool = False
+
+    @property
+    def call_id(self) -> str | None:
+        """The call the caller acts on: its new claim, or the call it duplicates."""
+        if self.call is not None:
+            return self.call.call_id
+        return None if self.match is None else self.match.call.call_id

@@ -1,0 +1,254 @@
+"""The dedup service: canonicalise, run the funnel inside a scope lock, claim or answer."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from dedup.canonical import canonicalize, intent_key, stable_hash
+from dedup.critical import critical_tokens
+from dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
+from dedup.explain import explain_data
+from dedup.funnel import FunnelStage, Proposal, SemanticStage, run_funnel
+from dedup.ledger.base import ClaimConflict, Ledger, LogEntry
+from dedup.policy import BorderlineAction, PolicySet, ToolPolicy
+from dedup.records import (
+    CallRecord,
+    CallStatus,
+    Decision,
+    DecisionKind,
+    FailureClass,
+    Match,
+    Outcome,
+    SemanticLeaf,
+    SideEffect,
+    Stage,
+    StageReport,
+    ToolCall,
+)
+
+__all__ = ["DedupService", "answer_for"]
+
+_LOCK_STRIPES = 64
+_EXPLAIN_RECENT = 20
+
+
+def answer_for(record: CallRecord, now: float) -> DecisionKind:
+    """What a later check that matches ``record`` is told, by the record's state."""
+    if record.status is CallStatus.PENDING:
+        return DecisionKind.IN_PROGRESS if now < record.lease_expires_at else DecisionKind.RECONCILE
+    if record.status is CallStatus.SUCCEEDED:
+        return DecisionKind.DUPLICATE
+    if record.status is CallStatus.FAILED:
+        if record.failure_class is FailureClass.RETRYABLE:
+            return DecisionKind.PROCEED
+        if record.failure_class is FailureClass.POISON:
+            return DecisionKind.DUPLICATE
+    return DecisionKind.RECONCILE
+
+
+class DedupService:
+    """Decides whether a proposed tool call may run, and keeps the ledger of those that did."""
+
+    def __init__(
+        self,
+        ledger: Ledger,
+        policies: PolicySet,
+        stages: Sequence[FunnelStage],
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._ledger = ledger
+        self._policies = policies
+        self._stages = tuple(stages)
+        self._semantic = next((s for s in stages if isinstance(s, SemanticStage)), None)
+        self._clock = clock
+        self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
+        self._policy_lock = threading.Lock()
+
+    @property
+    def policies(self) -> PolicySet:
+        """The policies in force."""
+        return self._policies
+
+    def set_policy(self, tool: str, policy: ToolPolicy, data: dict[str, object]) -> None:
+        """Replace one tool's policy and store it."""
+        with self._policy_lock:
+            self._ledger.save_policy(tool, data)
+            self._policies = self._policies.with_tool(tool, policy)
+
+    def check(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
+        """Decide whether ``call`` may run; on ``proceed`` the claim is already stored."""
+        started = time.perf_counter()
+        now = self._clock()
+        policy = self._policies.for_tool(call.tool)
+        canonical = canonicalize(call.args, policy)
+        proposal = Proposal(call, canonical, policy)
+        key = intent_key(proposal.scope, call.tool, canonical, call.run_id, call.step)
+        check_id = "chk_" + uuid.uuid4().hex
+        base = Decision(DecisionKind.PROCEED, check_id, key, None, None, dry_run=dry_run)
+        if policy.side_effect is SideEffect.READ:
+            decision = replace(base, notes=("read tool: proceeds without a claim",))
+        else:
+            stripe = hash((proposal.scope, call.tool)) % _LOCK_STRIPES
+            with self._locks[stripe]:
+                decision = self._decide(proposal, base, now, dry_run)
+        decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
+        self._log(proposal, decision, now)
+        return decision
+
+    def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
+        call, policy = proposal.call, proposal.policy
+        since = now - policy.window_seconds
+        if call.idempotency_key is not None:
+            keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
+            if keyed is not None:
+                if keyed.tool != call.tool or keyed.args_hash != proposal.canonical.args_hash:
+                    raise IdempotencyKeyReused(
+                        f"idempotency key {call.idempotency_key!r} was used for a different payload"
+                        f" (call {keyed.call_id})"
+                    )
+                report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
+                return self._answer(proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now)
+        candidates = self._ledger.candidates(
+            proposal.scope, call.tool, proposal.canonical.exact_signature, since,
+            policy.max_candidates,
+        )  # fmt: skip
+        match, reports = run_funnel(self._stages, proposal, candidates)
+        notes: tuple[str, ...] = ()
+        if match is not None and match.borderline:
+            action = policy.borderline_action
+            notes = (f"borderline semantic match: policy action is {action.value}",)
+            if action is BorderlineAction.PROCEED:
+                match = None
+        base = replace(base, reports=reports, notes=notes)
+        if match is not None:
+            return self._answer(proposal, base, match, reports, now)
+        if not candidates:
+            base = self._explain_difference(proposal, base, since)
+        return self._claim(proposal, base, now, None) if not dry_run else base
+
+    def _answer(
+        self,
+        proposal: Proposal,
+        base: Decision,
+        match: Match,
+        reports: tuple[StageReport, ...],
+        now: float,
+    ) -> Decision:
+        kind = answer_for(match.call, now)
+        decision = replace(base, kind=kind, match=match, reports=reports)
+        if kind is DecisionKind.PROCEED and not base.dry_run:
+            # A retryable failure: a new attempt of the same intent, linked to the last one.
+            return self._claim(proposal, decision, now, match.call.call_id)
+        return decision
+
+    def _claim(
+        self, proposal: Proposal, decision: Decision, now: float, attempt_of: str | None
+    ) -> Decision:
+        call, canonical, policy = proposal.call, proposal.canonical, proposal.policy
+        record = CallRecord(
+            call_id="call_" + uuid.uuid4().hex,
+            row_id=0,
+            scope=proposal.scope,
+            session_id=call.session_id,
+            tool=call.tool,
+            args=canonical.args,
+            args_hash=canonical.args_hash,
+            exact_signature=canonical.exact_signature,
+            exact_leaves=canonical.exact_leaves,
+            semantic_leaves=canonical.semantic_leaves,
+            intent_key=decision.intent_key,
+            idempotency_key=call.idempotency_key,
+            status=CallStatus.PENDING,
+            created_at=now,
+            lease_expires_at=now + policy.lease_seconds,
+            attempt_of=attempt_of,
+            run_id=call.run_id,
+            step=call.step,
+        )
+        claimed = self._ledger.claim(record)
+        if isinstance(claimed, ClaimConflict):
+            # Another process claimed the same intent first: report on that claim.
+            holder = claimed.holder
+            match = Match(holder, Stage.EXACT, 1.0)
+            return replace(decision, kind=answer_for(holder, now), match=match, call=None)
+        if self._semantic is not None:
+            self._semantic.remember(proposal, claimed)
+        return replace(decision, kind=DecisionKind.PROCEED, call=claimed)
+
+    def _explain_difference(self, proposal: Proposal, base: Decision, since: float) -> Decision:
+        """Name the exact fields that set this call apart from the closest same-tool call."""
+        canonical = proposal.canonical
+        recent = self._ledger.recent(proposal.scope, proposal.call.tool, since, _EXPLAIN_RECENT)
+        mine = _signature_fields(canonical.exact_leaves, canonical.semantic_leaves)
+        best: tuple[int, CallRecord, tuple[str, ...]] | None = None
+        for record in recent:
+            theirs = _signature_fields(record.exact_leaves, record.semantic_leaves)
+            paths = mine.keys() | theirs.keys()
+            differ = tuple(sorted(p for p in paths if mine.get(p) != theirs.get(p)))
+            if differ and (best is None or len(differ) < best[0]):
+                best = (len(differ), record, differ)
+        if best is None:
+            return base
+        return replace(base, differing_fields=best[2], differing_from=best[1].call_id)
+
+    def _log(self, proposal: Proposal, decision: Decision, now: float) -> None:
+        match = decision.match
+        self._ledger.append_log(
+            LogEntry(
+                check_id=decision.check_id,
+                ts=now,
+                scope=proposal.scope,
+                session_id=proposal.call.session_id,
+                tool=proposal.call.tool,
+                args=proposal.canonical.args,
+                decision=decision.kind.value,
+                stage=None if match is None else match.stage.value,
+                score=None if match is None else match.score,
+                call_id=None if decision.call is None else decision.call.call_id,
+                matched_call_id=None if match is None else match.call.call_id,
+                latency_ms=decision.latency_ms,
+                dry_run=decision.dry_run,
+                explain=explain_data(decision),
+            )
+        )
+
+    def complete(self, call_id: str, outcome: Outcome) -> CallRecord:
+        """Record the outcome of a claimed call."""
+        if outcome.status is CallStatus.PENDING:
+            raise InvalidInput("a completion cannot set status 'pending'")
+        if (outcome.status is CallStatus.FAILED) != (outcome.failure_class is not None):
+            raise InvalidInput("failure_class is required for, and only for, status 'failed'")
+        return self._ledger.complete(call_id, outcome, self._clock())
+
+    def get(self, call_id: str) -> CallRecord:
+        """One call by id."""
+        record = self._ledger.get(call_id)
+        if record is None:
+            raise NotFound(f"no call with id {call_id!r}")
+        return record
+
+    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
+        """A session's calls, oldest first."""
+        return self._ledger.session_calls(session_id, limit, offset)
+
+    def purge(self, retention_seconds: float) -> int:
+        """Delete calls older than the retention period."""
+        removed = self._ledger.purge(self._clock() - retention_seconds)
+        if removed and self._semantic is not None:
+            self._semantic.forget()
+        return removed
+
+
+def _signature_fields(
+    exact_leaves: tuple[tuple[str, str], ...], semantic_leaves: tuple[SemanticLeaf, ...]
+) -> dict[str, str]:
+    """Exact leaves, plus each free-text leaf's numbers: what the exact signature compares."""
+    fields = dict(exact_leaves)
+    for leaf in semantic_leaves:
+        fields[leaf.path] = "~" + stable_hash(" ".join(critical_tokens(leaf.text)))
+    return fields

@@ -1,0 +1,120 @@
+"""An ``Embedder`` wrapper that caches vectors by text hash, in memory and in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from dedup.canonical import stable_hash
+from dedup.protocols import Embedder, Vectors
+
+__all__ = ["CachedEmbedder", "SqliteVectorStore"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL,
+    text_hash TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    vector BLOB NOT NULL,
+    PRIMARY KEY (model, text_hash)
+) WITHOUT ROWID
+"""
+
+
+class SqliteVectorStore:
+    """Vectors by (model, text hash) in a SQLite file, so restarts need no re-embedding."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._local = threading.local()
+        self._connect().executescript(_SCHEMA)
+
+    def _connect(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            self._local.conn = conn
+        return conn
+
+    def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, Vectors]:
+        """The stored vectors among ``hashes``."""
+        found: dict[str, Vectors] = {}
+        conn = self._connect()
+        for start in range(0, len(hashes), 500):
+            chunk = list(hashes[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = conn.execute(
+                "SELECT text_hash, vector FROM embeddings"
+                f" WHERE model = ? AND text_hash IN ({marks})",
+                [model, *chunk],
+            )
+            for key, blob in rows:
+                found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def put_many(self, model: str, items: Iterable[tuple[str, Vectors]]) -> None:
+        """Store vectors; existing ones are kept."""
+        rows = [
+            (model, key, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for key, v in items
+        ]
+        if rows:
+            self._connect().executemany(
+                "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector) VALUES (?,?,?,?)",
+                rows,
+            )
+
+
+class CachedEmbedder:
+    """Embeds only texts it has not seen, in one call to the wrapped embedder."""
+
+    def __init__(
+        self, inner: Embedder, store: SqliteVectorStore | None = None, max_entries: int = 50_000
+    ) -> None:
+        self._inner = inner
+        self._store = store
+        self._max_entries = max_entries
+        self._memory: OrderedDict[str, Vectors] = OrderedDict()
+        self._lock = threading.Lock()
+        self.model_calls = 0
+
+    @property
+    def model_id(self) -> str:
+        """The wrapped embedder's model id."""
+        return self._inner.model_id
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for ``texts``, computing at most one batch of misses."""
+        keys = [stable_hash(t) for t in texts]
+        found: dict[str, Vectors] = {}
+        with self._lock:
+            for key in keys:
+                vector = self._memory.get(key)
+                if vector is not None:
+                    self._memory.move_to_end(key)
+                    found[key] = vector
+        missing = [k for k in dict.fromkeys(keys) if k not in found]
+        if missing and self._store is not None:
+            found.update(self._store.get_many(self.model_id, missing))
+        todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        if todo:
+            self.model_calls += 1
+            computed = self._inner.embed(list(todo.values()))
+            fresh = dict(zip(todo, computed, strict=True))
+            found.update(fresh)
+            if self._store is not None:
+                self._store.put_many(self.model_id, fresh.items())
+        with self._lock:
+            for key in missing:
+                self._memory[key] = found[key]
+            while len(self._memory) > self._max_entries:
+                self._memory.popitem(last=False)
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.stack([found[k] for k in keys])

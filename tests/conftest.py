@@ -1,0 +1,41 @@
+"""Shared fixtures: one real embedding model per test run, real SQLite files under tmp_path."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from api.app import build_embedder, create_app  # noqa: E402
+from api.settings import Settings  # noqa: E402
+from dedup.protocols import Embedder  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where this run exports the ONNX model, once."""
+    return tmp_path_factory.mktemp("model-cache")
+
+
+@pytest.fixture(scope="session")
+def embedder(model_cache: Path) -> Embedder:
+    """The packaged MiniLM through ONNX int8, the service's default backend."""
+    return build_embedder(Settings(cache_dir=model_cache))
+
+
+@pytest.fixture
+def settings(tmp_path: Path, model_cache: Path) -> Settings:
+    """Settings with a fresh SQLite file."""
+    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+
+
+@pytest.fixture
+def client(settings: Settings, embedder: Embedder) -> Iterator[TestClient]:
+    """An HTTP client on a fresh app."""
+    with TestClient(create_app(settings, embedder=embedder)) as test_client:
+        yield test_client

@@ -1,0 +1,231 @@
+"""Canonical form: normalisation, exact/semantic split, volatile fields, properties."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
+from dedup.errors import InvalidInput
+from dedup.policy import CompareMode, ToolPolicy
+
+DEFAULT = ToolPolicy()
+
+
+def canon(args: dict[str, Any], policy: ToolPolicy = DEFAULT) -> Any:
+    return canonicalize(args, policy)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"x": 1, "y": 2}, {"y": 2, "x": 1}),
+        ({"amount": 1200}, {"amount": 1200.0}),
+        ({"o": {"b": 1, "a": [1, {"d": 2, "c": 3}]}}, {"o": {"a": [1, {"c": 3, "d": 2}], "b": 1}}),
+        ({"id": "  A-1 "}, {"id": "A-1"}),
+        ({"note": "hello   big\tworld"}, {"note": "hello big world"}),
+        ({"x": 1, "request_id": "r1"}, {"x": 1, "request_id": "r2"}),
+        ({"x": 1, "Timestamp": 5}, {"x": 1}),
+        ({"meta": {"trace_id": "t", "span_id": "s"}, "x": 1}, {"meta": {}, "x": 1}),
+        ({"kind": "Refund"}, {"kind": "refund"}),
+        ({"to": "Bob@Example.com"}, {"to": "bob@example.com"}),
+        ({"s": "caf\u00e9"}, {"s": "cafe\u0301"}),
+    ],
+)
+def test_equal_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert canon(a).args_hash == canon(b).args_hash
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ({"id": "00123"}, {"id": 123}),
+        ({"flag": True}, {"flag": 1}),
+        ({"flag": None}, {"flag": "null"}),
+        ({"flag": False}, {"flag": 0}),
+        ({"order_id": "AbC9"}, {"order_id": "abc9"}),
+        ({"token": "aGVsbG8"}, {"token": "agvsbg8"}),
+        ({"items": [1, 2]}, {"items": [2, 1]}),
+        ({"amount": 100}, {"amount": 100000}),
+        ({"x": 1.5}, {"x": 1}),
+    ],
+)
+def test_distinct_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> None:
+    assert canon(a).args_hash != canon(b).args_hash
+    assert canon(a).exact_signature != canon(b).exact_signature
+
+
+def test_strings_are_never_numbers() -> None:
+    assert canon({"id": "00123"}).args == {"id": "00123"}
+
+
+@pytest.mark.parametrize(
+    ("args", "semantic_paths"),
+    [
+        ({"subject": "Hi"}, ["subject"]),
+        ({"body": "Thanks", "to": "a@b.co"}, ["body"]),
+        ({"email_body": "x y"}, ["email_body"]),
+        ({"messageText": "hello"}, ["messageText"]),
+        ({"q": "please find me four cheap flights to Rome"}, ["q"]),
+        ({"id": "ORD-2024-00017"}, []),
+        ({"path": "/var/log/app/today.log"}, []),
+        ({"url": "https://example.com/a b c d"}, []),
+        ({"status": "in progress"}, []),
+        ({"items": [{"sku": "A1", "note": "gift wrap please"}]}, ["items[0].note"]),
+        ({"body": ""}, []),
+    ],
+)
+def test_semantic_leaves(args: dict[str, Any], semantic_paths: list[str]) -> None:
+    assert [leaf.path for leaf in canon(args).semantic_leaves] == semantic_paths
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("please call me back tomorrow", True),
+        ("one two three", False),
+        ("ab12 cd34 ef56 gh78", False),
+        ("bob@example.com alice@example.com x@y.io z@w.io", False),
+        ("The quick brown fox", True),
+    ],
+)
+def test_is_prose(text: str, expected: bool) -> None:
+    assert is_prose(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same_signature"),
+    [
+        ("Let's meet at 6 PM to review.", "Shall we review it together at 6 pm?", True),
+        ("Let's meet at 6 PM to review.", "Let's meet at 8 PM to review.", False),
+        ("Refund $100 to the customer.", "Refund $1000 to the customer.", False),
+        ("See you on Monday.", "See you on Tuesday.", False),
+        ("Ship two boxes.", "Ship three boxes.", False),
+        ("Ship 2 boxes.", "Please ship two boxes.", True),
+        ("Pay 1,200.50 today", "pay 1200.5 today", True),
+    ],
+)
+def test_numbers_in_free_text_are_critical(a: str, b: str, same_signature: bool) -> None:
+    sa = canon({"body": a}).exact_signature
+    sb = canon({"body": b}).exact_signature
+    assert (sa == sb) is same_signature
+
+
+def test_policy_fields_override_the_heuristic() -> None:
+    policy = ToolPolicy(
+        exact_fields=("body",),
+        semantic_fields=("message.label",),
+        volatile_fields=("meta.attempt", "Seq"),
+        unordered_fields=("tags",),
+    )
+    a = canon(
+        {"body": "a long text of words", "message": {"label": "urgent"}, "tags": ["b", "a"]},
+        policy,
+    )
+    assert [leaf.path for leaf in a.semantic_leaves] == ["message.label"]
+    b = canon(
+        {"body": "a long text of words", "message": {"label": "urgent"}, "tags": ["a", "b"],
+         "meta": {"attempt": 3}, "seq": 9},
+        policy,
+    )  # fmt: skip
+    assert b.args_hash != a.args_hash  # meta survives as an empty object
+    c = canon(
+        {"body": "a long text of words", "message": {"label": "urgent"}, "tags": ["a", "b"]},
+        policy,
+    )
+    assert c.args_hash == a.args_hash
+
+
+def test_whole_mode_embeds_everything() -> None:
+    whole = ToolPolicy(mode=CompareMode.WHOLE)
+    a = canon({"to": "bob@example.com", "amount": 100}, whole)
+    b = canon({"to": "eve@example.com", "amount": 100000}, whole)
+    assert a.exact_signature == b.exact_signature
+    assert [leaf.path for leaf in a.semantic_leaves] == ["$"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"x": float("nan")},
+        {"x": float("inf")},
+        {"x": "\ud800"},
+        {"\ud800": 1},
+        {"caf\u00e9": 1, "cafe\u0301": 2},
+    ],
+)
+def test_rejected_values(args: dict[str, Any]) -> None:
+    with pytest.raises(InvalidInput):
+        canon(args)
+
+
+def test_depth_limit() -> None:
+    nested: dict[str, Any] = {}
+    node = nested
+    for _ in range(MAX_DEPTH - 1):
+        node["a"] = {}
+        node = node["a"]
+    canon(nested)
+    node["a"] = {}
+    with pytest.raises(InvalidInput, match="deeper"):
+        canon(nested)
+
+
+def test_intent_key_comes_from_the_intent() -> None:
+    a = canon({"x": 1, "request_id": "r1"})
+    b = canon({"x": 1.0, "request_id": "r2"})
+    assert intent_key("s", "t", a, None, None) == intent_key("s", "t", b, None, None)
+    assert intent_key("s", "t", a, "run", "1") != intent_key("s", "t", a, "run", "2")
+    assert intent_key("s", "t", a, None, None) != intent_key("s2", "t", a, None, None)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=40),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
+
+
+def _shuffled(value: Any, rng: random.Random) -> Any:
+    if isinstance(value, dict):
+        items = list(value.items())
+        rng.shuffle(items)
+        return {k: _shuffled(v, rng) for k, v in items}
+    if isinstance(value, list):
+        return [_shuffled(v, rng) for v in value]
+    return value
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_objects)
+def test_canonical_form_is_idempotent(args: dict[str, Any]) -> None:
+    try:
+        once = canon(args)
+    except InvalidInput:
+        return
+    twice = canon(once.args)
+    assert twice.args == once.args
+    assert twice.args_hash == once.args_hash
+    assert twice.exact_signature == once.exact_signature
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_objects, st.randoms(use_true_random=False))
+def test_key_order_never_matters(args: dict[str, Any], rng: random.Random) -> None:
+    try:
+        expected = canon(args)
+    except InvalidInput:
+        return
+    assert canon(_shuffled(args, rng)).args_hash == expected.args_hash
+
+
+@given(st.text(max_size=60))
+def test_normalize_text_is_idempotent(text: str) -> None:
+    assert normalize_text(normalize_text(text)) == normalize_text(text)

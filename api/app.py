@@ -137,12 +137,13 @@ def create_app(
 ) -> FastAPI:
     """Build the service: ledger, funnel, embedder and routes. Pass ``embedder`` to share one."""
     ledger = SqliteLedger(settings.db_path)
+    policies = _load_policies(settings, ledger)
     model = embedder if embedder is not None else build_embedder(settings)
     cached = CachedEmbedder(model, SqliteVectorStore(settings.db_path))
     cached.embed([_WARM_UP])
     semantic = SemanticStage(cached, FaissGroupIndex(dim=int(cached.embed([_WARM_UP]).shape[1])))
     service = DedupService(
-        ledger, _load_policies(settings, ledger), [ExactStage(), FuzzyStage(), semantic],
+        ledger, policies, [ExactStage(), FuzzyStage(), semantic],
         clock=clock,
     )  # fmt: skip
     metrics = Metrics()

@@ -19,6 +19,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from api.app import create_app
+    from dedup.errors import DedupError
 
     try:
         api_key = Settings.api_key_from(os.environ, args.api_key_file)
@@ -34,7 +35,11 @@ def _serve(args: argparse.Namespace) -> int:
         embed_threads=args.embed_threads,
         cache_dir=args.cache_dir,
     )
-    app = create_app(settings)
+    try:
+        app = create_app(settings)
+    except DedupError as exc:
+        print(f"tooldedup: {exc.message}", file=sys.stderr)
+        return 2
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 

@@ -58,8 +58,13 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_http(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        response = error_response(exc.status_code, code, str(exc.detail))
+        # FastAPI raises a bare 400 only when it cannot parse the body (e.g. absurd nesting).
+        code, message = {
+            400: ("malformed_json", "the request body could not be parsed as JSON"),
+            404: ("not_found", "no such route"),
+            405: ("method_not_allowed", "method not allowed on this route"),
+        }.get(exc.status_code, ("http_error", str(exc.detail)))
+        response = error_response(exc.status_code, code, message)
         if exc.headers:
             response.headers.update(exc.headers)
         return response

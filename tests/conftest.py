@@ -11,9 +11,9 @@ from fastapi.testclient import TestClient
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from api.app import build_embedder, create_app  # noqa: E402
-from api.settings import Settings  # noqa: E402
-from dedup.protocols import Embedder  # noqa: E402
+from api.app import build_embedder, create_app
+from api.settings import Settings
+from dedup.protocols import Embedder
 
 
 @pytest.fixture(scope="session")

@@ -128,10 +128,15 @@ def test_policy_fields_override_the_heuristic() -> None:
     )
     assert [leaf.path for leaf in a.semantic_leaves] == ["message.label"]
     b = canon(
-        {"body": "a long text of words", "message": {"label": "urgent"}, "tags": ["a", "b"],
-         "meta": {"attempt": 3}, "seq": 9},
+        {
+            "body": "a long text of words",
+            "message": {"label": "urgent"},
+            "tags": ["a", "b"],
+            "meta": {"attempt": 3},
+            "seq": 9,
+        },
         policy,
-    )  # fmt: skip
+    )
     assert b.args_hash != a.args_hash  # meta survives as an empty object
     c = canon(
         {"body": "a long text of words", "message": {"label": "urgent"}, "tags": ["a", "b"]},
@@ -184,12 +189,16 @@ def test_intent_key_comes_from_the_intent() -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=40),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
-)  # fmt: skip
+)
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=6)
 
 

@@ -1,0 +1,30 @@
+"""Small helpers shared by the HTTP tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi.testclient import TestClient
+
+EMAIL = {
+    "to": "bob@example.com",
+    "subject": "Q3 report",
+    "body": "Hi Bob, the Q3 report is attached. Let me know if you have any questions.",
+}
+
+
+def check(client: TestClient, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """POST /v1/check and return the JSON answer, asserting a 200."""
+    body = {"session_id": "s1", "tool": "send_email", "args": args, **extra}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def complete(client: TestClient, call_id: str, **outcome: Any) -> dict[str, Any]:
+    """POST a completion and return the JSON answer, asserting a 200."""
+    response = client.post(f"/v1/calls/{call_id}/complete", json=outcome)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data

@@ -1,0 +1,224 @@
+"""End to end through HTTP: the README session, the outcome table, reads, keys, explain."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import EMAIL, check, complete
+
+
+def test_readme_session(client: TestClient) -> None:
+    first = check(client, {**EMAIL, "request_id": "r-1"})
+    assert first["decision"] == "proceed"
+    assert first["match"] is None
+    call_id = first["call_id"]
+    done = complete(client, call_id, status="succeeded", result={"message_id": "m-42"})
+    assert done["status"] == "succeeded"
+
+    reordered = {
+        "request_id": "r-2",
+        "body": EMAIL["body"],
+        "subject": "Q3 report",
+        "to": "bob@example.com",
+    }
+    again = check(client, reordered)
+    assert again["decision"] == "duplicate"
+    assert again["match"]["stage"] == "exact"
+    assert again["match"]["result"] == {"message_id": "m-42"}
+    assert again["call_id"] == call_id
+    assert again["idempotency_key"] == first["idempotency_key"]
+
+    reworded = {
+        **EMAIL,
+        "body": "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+    }
+    semantic = check(client, reworded)
+    assert semantic["decision"] == "duplicate"
+    assert semantic["match"]["stage"] == "semantic"
+    assert semantic["match"]["result"] == {"message_id": "m-42"}
+
+    other = check(client, {**EMAIL, "to": "carol@example.com"})
+    assert other["decision"] == "proceed"
+    assert other["explain"]["differing_fields"] == ["to"]
+    assert other["explain"]["differing_from"] == call_id
+
+
+def test_whitespace_and_typo_reissue_hits_fuzzy(client: TestClient) -> None:
+    first = check(client, EMAIL)
+    complete(client, first["call_id"], status="succeeded", result="ok")
+    typo = {**EMAIL, "body": EMAIL["body"].replace("questions", "questons")}
+    again = check(client, typo)
+    assert again["decision"] == "duplicate"
+    assert again["match"]["stage"] == "fuzzy"
+    assert 0.97 <= again["match"]["score"] < 1.0
+
+
+@pytest.mark.parametrize(
+    ("changed", "field"),
+    [
+        ({"to": "eve@example.com"}, "to"),
+        ({"body": EMAIL["body"].replace("Q3", "Q4")}, "body"),
+    ],
+)
+def test_critical_change_is_never_a_duplicate(
+    client: TestClient, changed: dict[str, str], field: str
+) -> None:
+    first = check(client, EMAIL)
+    complete(client, first["call_id"], status="succeeded")
+    again = check(client, {**EMAIL, **changed})
+    assert again["decision"] == "proceed"
+    assert field in again["explain"]["differing_fields"]
+
+
+def test_amount_change_is_distinct_whatever_the_cosine(client: TestClient) -> None:
+    args = {"order_id": "A-17", "amount": 100, "reason": "Customer was charged twice for the order"}
+    first = check(client, args, tool="refund")
+    complete(client, first["call_id"], status="succeeded")
+    assert check(client, {**args, "amount": 100.0}, tool="refund")["decision"] == "duplicate"
+    bigger = check(client, {**args, "amount": 100000}, tool="refund")
+    assert bigger["decision"] == "proceed"
+    assert bigger["explain"]["differing_fields"] == ["amount"]
+
+
+def test_pending_then_in_progress(client: TestClient) -> None:
+    first = check(client, EMAIL)
+    second = check(client, EMAIL)
+    assert second["decision"] == "in_progress"
+    assert second["call_id"] == first["call_id"]
+    assert second["match"]["status"] == "pending"
+
+
+def _set_policy(client: TestClient, tool: str, **policy: object) -> None:
+    response = client.put(f"/v1/tools/{tool}/policy", json=policy)
+    assert response.status_code == 200, response.text
+
+
+def test_expired_lease_asks_to_reconcile(client: TestClient) -> None:
+    _set_policy(client, "send_email", lease_seconds=0.05)
+    first = check(client, EMAIL)
+    time.sleep(0.1)
+    again = check(client, EMAIL)
+    assert again["decision"] == "reconcile"
+    assert again["call_id"] == first["call_id"]
+    # The caller checked downstream and found the email was sent: it completes the original.
+    complete(client, first["call_id"], status="succeeded", result="sent")
+    assert check(client, EMAIL)["decision"] == "duplicate"
+
+
+@pytest.mark.parametrize(
+    ("outcome", "decision"),
+    [
+        ({"status": "succeeded", "result": {"id": 1}}, "duplicate"),
+        ({"status": "failed", "failure_class": "poison", "error": "bad address"}, "duplicate"),
+        ({"status": "failed", "failure_class": "ambiguous", "error": "timeout"}, "reconcile"),
+        ({"status": "unknown"}, "reconcile"),
+        ({"status": "failed", "failure_class": "retryable", "error": "503"}, "proceed"),
+    ],
+)
+def test_outcome_table(client: TestClient, outcome: dict[str, object], decision: str) -> None:
+    first = check(client, EMAIL)
+    complete(client, first["call_id"], **outcome)
+    again = check(client, {**EMAIL, "request_id": "retry"})
+    assert again["decision"] == decision
+    assert again["match"]["call_id"] == first["call_id"]
+    if "error" in outcome and decision == "duplicate":
+        assert again["match"]["error"] == outcome["error"]
+    if decision == "proceed":
+        assert again["call_id"] != first["call_id"]
+        attempt = client.get(f"/v1/calls/{again['call_id']}").json()
+        assert attempt["attempt_of"] == first["call_id"]
+        # The retry is now the live attempt: a third check is in progress on it.
+        third = check(client, EMAIL)
+        assert third["decision"] == "in_progress"
+        assert third["call_id"] == again["call_id"]
+
+
+def test_reads_bypass(client: TestClient) -> None:
+    _set_policy(client, "search", side_effect="read")
+    for _ in range(2):
+        answer = check(client, {"q": "flights to Rome"}, tool="search")
+        assert answer["decision"] == "proceed"
+        assert answer["call_id"] is None
+    calls = client.get("/v1/sessions/s1/calls").json()["calls"]
+    assert [c for c in calls if c["tool"] == "search"] == []
+
+
+def test_dry_run_claims_nothing(client: TestClient) -> None:
+    dry = check(client, EMAIL, dry_run=True)
+    assert dry["decision"] == "proceed"
+    assert dry["call_id"] is None
+    assert dry["explain"]["dry_run"] is True
+    assert check(client, EMAIL)["decision"] == "proceed"
+
+
+def test_scope_shares_across_sessions_and_isolates_by_default(client: TestClient) -> None:
+    first = check(client, EMAIL, scope="customer-9")
+    complete(client, first["call_id"], status="succeeded", result="sent")
+    other_session = check(client, EMAIL, session_id="s2", scope="customer-9")
+    assert other_session["decision"] == "duplicate"
+    assert other_session["match"]["result"] == "sent"
+    # Without the shared scope, another session never sees that stored result.
+    isolated = check(client, EMAIL, session_id="s3")
+    assert isolated["decision"] == "proceed"
+    assert isolated["match"] is None
+
+
+def test_explicit_idempotency_key(client: TestClient) -> None:
+    first = check(client, EMAIL, idempotency_key="k-1")
+    assert first["idempotency_key"] == "k-1"
+    assert check(client, EMAIL, idempotency_key="k-1")["decision"] == "in_progress"
+    complete(client, first["call_id"], status="succeeded", result="sent")
+    response = client.post(
+        "/v1/check",
+        json={"session_id": "s1", "tool": "send_email", "args": EMAIL},
+        headers={"Idempotency-Key": "k-1"},
+    )
+    assert response.json()["decision"] == "duplicate"
+    reused = client.post(
+        "/v1/check",
+        json={"session_id": "s1", "tool": "send_email", "args": {**EMAIL, "to": "x@y.com"}},
+        headers={"Idempotency-Key": "k-1"},
+    )
+    assert reused.status_code == 422
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
+
+
+def test_run_and_step_join_the_intent_key(client: TestClient) -> None:
+    a = check(client, EMAIL, run_id="run-1", step=3)
+    b = check(client, {"x": 1}, tool="other", run_id="run-1", step=3)
+    assert a["idempotency_key"] != b["idempotency_key"]
+    assert check(client, EMAIL, run_id="run-1", step=3)["idempotency_key"] == a["idempotency_key"]
+
+
+def test_call_and_session_listing(client: TestClient) -> None:
+    first = check(client, EMAIL)
+    call = client.get(f"/v1/calls/{first['call_id']}").json()
+    assert call["status"] == "pending"
+    assert call["args"]["to"] == "bob@example.com"
+    listing = client.get("/v1/sessions/s1/calls").json()
+    assert [c["call_id"] for c in listing["calls"]] == [first["call_id"]]
+
+
+def test_policy_roundtrip(client: TestClient) -> None:
+    default = client.get("/v1/tools/anything/policy").json()
+    assert default["custom"] is False
+    assert default["policy"]["side_effect"] == "write"
+    put = client.put(
+        "/v1/tools/send_email/policy",
+        json={"min_cosine_duplicate": 0.0, "min_cosine_borderline": -1.0},
+    )
+    assert put.status_code == 200
+    got = client.get("/v1/tools/send_email/policy").json()
+    assert got["custom"] is True
+    assert got["policy"]["min_cosine_duplicate"] == 0.0  # zero is a real value
+
+
+def test_metrics_and_health(client: TestClient) -> None:
+    check(client, EMAIL)
+    assert client.get("/healthz").json()["status"] == "ok"
+    text = client.get("/metrics").text
+    assert 'tooldedup_checks_total{decision="proceed",stage="none"} 1.0' in text
+    assert "tooldedup_check_latency_seconds_bucket" in text

@@ -1,0 +1,166 @@
+"""Bad input gets a clear 4xx with a JSON error body, never a 5xx."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.settings import Settings
+from dedup.protocols import Embedder
+from tests.helpers import EMAIL, check, complete
+
+
+def _error(response: Any, status: int) -> str:
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert set(body) == {"error"}
+    assert body["error"]["message"]
+    code: str = body["error"]["code"]
+    return code
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    root = node
+    for _ in range(levels - 1):
+        node["a"] = {}
+        node = node["a"]
+    return root
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "code"),
+    [
+        (b"{not json", 400, "malformed_json"),
+        (b"", 422, "invalid_request"),
+        (b"[" * 5000 + b"]" * 5000, 400, "malformed_json"),
+        (b'{"tool": "t", "args": {}}', 422, "invalid_request"),
+        (b'{"session_id": "", "tool": "t", "args": {}}', 422, "invalid_request"),
+        (b'{"session_id": "   ", "tool": "t", "args": {}}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": []}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": "x"}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": {"x": NaN}}', 422, "invalid_input"),
+        (b'{"session_id": "s", "tool": "t", "args": {"x": "\\ud800"}}', 422, "invalid_input"),
+        (b'{"session_id": "\\ud800", "tool": "t", "args": {}}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": {}, "extra": 1}', 422, "invalid_request"),
+    ],
+)
+def test_bad_check_bodies(client: TestClient, body: bytes, status: int, code: str) -> None:
+    response = client.post("/v1/check", content=body, headers={"content-type": "application/json"})
+    assert _error(response, status) == code
+
+
+@pytest.mark.parametrize("field", ["session_id", "tool"])
+def test_names_over_256_characters(client: TestClient, field: str) -> None:
+    body = {"session_id": "s", "tool": "t", "args": {}, field: "x" * 257}
+    assert _error(client.post("/v1/check", json=body), 422) == "invalid_request"
+
+
+def test_nesting_deeper_than_32(client: TestClient) -> None:
+    ok = client.post("/v1/check", json={"session_id": "s", "tool": "t", "args": _deep(32)})
+    assert ok.status_code == 200
+    deep = client.post("/v1/check", json={"session_id": "s", "tool": "t", "args": _deep(33)})
+    assert "deeper" in deep.json()["error"]["message"]
+    assert _error(deep, 422) == "invalid_input"
+
+
+def test_body_over_one_mebibyte(client: TestClient) -> None:
+    big = {"session_id": "s", "tool": "t", "args": {"blob": "x" * (1 << 20)}}
+    assert _error(client.post("/v1/check", json=big), 413) == "payload_too_large"
+
+
+def test_streamed_body_over_limit(client: TestClient) -> None:
+    def chunks() -> Any:
+        for _ in range(20):
+            yield b"x" * 65536
+
+    response = client.post("/v1/check", content=chunks())
+    assert _error(response, 413) == "payload_too_large"
+
+
+def test_unknown_call_id(client: TestClient) -> None:
+    assert _error(client.get("/v1/calls/call_nope"), 404) == "not_found"
+    missing = client.post("/v1/calls/call_nope/complete", json={"status": "succeeded"})
+    assert _error(missing, 404) == "not_found"
+
+
+def test_completing_twice(client: TestClient) -> None:
+    call_id = check(client, EMAIL)["call_id"]
+    complete(client, call_id, status="succeeded", result=1)
+    same = complete(client, call_id, status="succeeded", result=1)
+    assert same["status"] == "succeeded"
+    clash = client.post(
+        f"/v1/calls/{call_id}/complete", json={"status": "failed", "failure_class": "poison"}
+    )
+    assert _error(clash, 409) == "conflict"
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        {"status": "pending"},
+        {"status": "failed"},
+        {"status": "succeeded", "failure_class": "poison"},
+        {"status": "done"},
+    ],
+)
+def test_bad_completions(client: TestClient, outcome: dict[str, str]) -> None:
+    call_id = check(client, EMAIL)["call_id"]
+    response = client.post(f"/v1/calls/{call_id}/complete", json=outcome)
+    assert _error(response, 422) in {"invalid_input", "invalid_request"}
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        {"min_cosine_duplicate": 1.5},
+        {"min_cosine_borderline": -1.01},
+        {"min_cosine_duplicate": 0.8, "min_cosine_borderline": 0.85},
+        {"min_fuzzy_ratio": 101},
+        {"window_seconds": 0},
+        {"side_effect": "delete"},
+        {"exact_fields": ["body"], "semantic_fields": ["body"]},
+        {"exact_fields": ["bad path!"]},
+        {"surprise": 1},
+    ],
+)
+def test_bad_policies(client: TestClient, policy: dict[str, Any]) -> None:
+    response = client.put("/v1/tools/t/policy", json=policy)
+    assert _error(response, 422) in {"invalid_input", "invalid_request"}
+
+
+@pytest.mark.parametrize(
+    ("policy", "ok"),
+    [
+        ({"min_cosine_duplicate": 1.0, "min_cosine_borderline": 1.0}, True),
+        ({"min_cosine_duplicate": -1.0, "min_cosine_borderline": -1.0}, True),
+        ({"min_cosine_duplicate": 0.0, "min_cosine_borderline": 0.0}, True),
+        ({"min_cosine_duplicate": 1.0000001}, False),
+    ],
+)
+def test_cosine_threshold_boundaries(client: TestClient, policy: dict[str, Any], ok: bool) -> None:
+    response = client.put("/v1/tools/t/policy", json=policy)
+    assert (response.status_code == 200) is ok
+
+
+def test_unknown_route_is_json(client: TestClient) -> None:
+    assert _error(client.get("/v1/nothing"), 404) == "not_found"
+    assert _error(client.get("/v1/check"), 405) == "method_not_allowed"
+
+
+def test_api_key(settings: Settings, embedder: Embedder) -> None:
+    secured = Settings(db_path=settings.db_path, cache_dir=settings.cache_dir, api_key="s3cret")
+    with TestClient(create_app(secured, embedder=embedder)) as client:
+        assert client.get("/healthz").status_code == 200
+        body = {"session_id": "s", "tool": "t", "args": {}}
+        assert _error(client.post("/v1/check", json=body), 401) == "unauthorized"
+        wrong = client.post("/v1/check", json=body, headers={"Authorization": "Bearer nope"})
+        assert _error(wrong, 401) == "unauthorized"
+        assert "s3cret" not in wrong.text
+        good = client.post("/v1/check", json=body, headers={"Authorization": "Bearer s3cret"})
+        assert good.status_code == 200
+        metrics = client.get("/metrics")
+        assert metrics.status_code == 401

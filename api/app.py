@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
+import threading
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
@@ -150,20 +150,24 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async def purge_forever() -> None:
-            while True:
-                removed = await asyncio.to_thread(service.purge, settings.retention_seconds)
+        stop = threading.Event()
+
+        def purge_until_stopped() -> None:
+            while not stop.is_set():
+                removed = service.purge(settings.retention_seconds)
                 if removed:
                     logger.info("purged %d calls past retention", removed)
-                await asyncio.sleep(settings.purge_interval_seconds)
+                stop.wait(settings.purge_interval_seconds)
 
-        task = asyncio.create_task(purge_forever())
+        # A thread of our own, joined before the ledger closes: closing a SQLite
+        # connection while another thread is inside it would crash the process.
+        purger = threading.Thread(target=purge_until_stopped, name="tooldedup-purge")
+        purger.start()
         try:
             yield
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            stop.set()
+            purger.join()
             ledger.close()
 
     app = FastAPI(

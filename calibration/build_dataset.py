@@ -23,26 +23,56 @@ from calibration import dataset_sources as ds
 
 HERE = Path(__file__).resolve().parent
 PARAPHRASES = HERE / "data" / "paraphrases.jsonl"
-TARGETS = {"reissue": 720, "equivalent": 290, "natural": 580, "critical": 580}
-LABELS = {"reissue": "duplicate", "equivalent": "duplicate", "paraphrase": "duplicate",
-          "natural": "distinct", "critical": "distinct", "different": "distinct"}
-VOLATILE = ["request_id", "trace_id", "timestamp", "client_ts", "nonce", "idempotency_key",
-            "tool_call_id"]
+TARGETS = {"reissue": 700, "equivalent": 280, "natural": 560, "critical": 560}
+LABELS = {
+    "reissue": "duplicate",
+    "equivalent": "duplicate",
+    "paraphrase": "duplicate",
+    "natural": "distinct",
+    "critical": "distinct",
+    "different": "distinct",
+}
+VOLATILE = [
+    "request_id",
+    "trace_id",
+    "timestamp",
+    "client_ts",
+    "nonce",
+    "idempotency_key",
+    "tool_call_id",
+]
 CRITICAL_KEY = re.compile(
     r"(^|_)id$|Id$|amount|price|qty|quantity|count|date|time|email|^to$|recipient|receiver|"
     r"path|file|folder|dest|source|city|location|query|adults|number|rooms|account|symbol|"
-    r"stock|booking|ticket|order|user|destination|from|airport|zip|value|limit", re.I)
-DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+    r"stock|booking|ticket|order|user|destination|from|airport|zip|value|limit|start|channel",
+    re.I,
+)
+DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(T[\d:]+(?:Z|[+-]\d{2}:\d{2})?)?")
 CLOCK = re.compile(r"(\d{2}):(\d{2})")
 HEX = "0123456789abcdef"
-NAMES = ["alice.nguyen", "b.okafor", "carlos.mendes", "dana.kowalski", "e.fischer", "farah.haddad",
-         "g.rossi", "hiro.tanaka", "ines.garcia", "j.lindqvist", "kwame.asante", "li.wei"]
+ALNUM = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789"
+NAMES = [
+    "alice.nguyen",
+    "b.okafor",
+    "carlos.mendes",
+    "dana.kowalski",
+    "e.fischer",
+    "farah.haddad",
+    "g.rossi",
+    "hiro.tanaka",
+    "ines.garcia",
+    "j.lindqvist",
+    "kwame.asante",
+    "li.wei",
+]
 
 
 def volatile_value(name: str, rng: random.Random) -> object:
     """A fresh random-looking value for a volatile envelope field."""
+
     def h(n: int) -> str:
         return "".join(rng.choice(HEX) for _ in range(n))
+
     if name == "request_id":
         return f"{h(8)}-{h(4)}-4{h(3)}-{rng.choice('89ab')}{h(3)}-{h(12)}"
     if name == "timestamp":
@@ -51,8 +81,7 @@ def volatile_value(name: str, rng: random.Random) -> object:
     if name == "client_ts":
         return 1_700_000_000_000 + rng.randrange(10**10)
     if name == "tool_call_id":
-        return "call_" + "".join(rng.choice("ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789")
-                                 for _ in range(24))
+        return "call_" + "".join(rng.choice(ALNUM) for _ in range(24))
     return {"trace_id": h(32), "nonce": h(16)}.get(name, "idem_" + h(20))
 
 
@@ -90,7 +119,7 @@ def respace(text: str, rng: random.Random) -> str:
     if " " in text.strip() and rng.random() < 0.5:
         spots = [i for i, c in enumerate(text) if c == " "]
         i = rng.choice(spots)
-        text = text[:i] + "  " + text[i + 1:]
+        text = text[:i] + "  " + text[i + 1 :]
         return text if rng.random() < 0.5 else text + " "
     return rng.choice([" " + text, text + " ", "  " + text + " ", text + "\n"])
 
@@ -99,11 +128,15 @@ def reissue(args: dict, rng: random.Random) -> tuple[dict, dict, str]:
     """Mechanical re-issue of a call: reordered keys, int->float, volatile field, whitespace."""
     a, b, notes = copy.deepcopy(args), copy.deepcopy(args), []
     ints = [p for p, v in leaves(b) if isinstance(v, int) and not isinstance(v, bool)]
-    texts = [p for p, v in leaves(b) if isinstance(v, str) and re.search(r"[A-Za-z]", v)]
-    ops = ["volatile"] + (["float"] if ints else []) + (["space"] if texts else [])
-    rng.shuffle(ops)
-    nested = any(isinstance(v, dict) and len(v) > 1 for _, v in _dicts(b))
-    ops = ops[: rng.randint(1 if len(b) > 1 or nested else min(2, len(ops)), len(ops))]
+    texts = [
+        p
+        for p, v in leaves(b)
+        if isinstance(v, str) and re.search(r"[A-Za-z]", v) and (" " in v or len(v) <= 40)
+    ]
+    ops = (["float"] if ints else []) + (["space"] if texts else [])
+    ops = rng.sample(ops, rng.randint(0, len(ops)))
+    if not ops or len(b) < 2 or rng.random() < 0.7:
+        ops.append("volatile")
     for op in ops:
         if op == "float":
             for p in rng.sample(ints, rng.randint(1, len(ints))):
@@ -117,24 +150,13 @@ def reissue(args: dict, rng: random.Random) -> tuple[dict, dict, str]:
             name = rng.choice([n for n in VOLATILE if n not in b])
             if rng.random() < 0.4:
                 a[name] = volatile_value(name, rng)
-                notes.append(f"{name} changed")
-            else:
-                notes.append(f"{name} added")
+            notes.append(f"{name} {'changed' if name in a else 'added'}")
             b[name] = volatile_value(name, rng)
-    if len(b) > 1 or nested:
-        b = reorder(b, rng)
+    shuffled = reorder(b, rng)
+    if json.dumps(shuffled) != json.dumps(b):
+        b = shuffled
         notes.append("keys reordered")
     return a, b, "; ".join(notes)
-
-
-def _dicts(obj: object) -> list[tuple[tuple, dict]]:
-    """Every dict inside obj (including obj) with its path."""
-    out = [((), obj)] if isinstance(obj, dict) else []
-    children = obj.items() if isinstance(obj, dict) else enumerate(obj) if isinstance(
-        obj, list) else []
-    for k, v in children:
-        out += [((k, *p), d) for p, d in _dicts(v)]
-    return out
 
 
 def _get(obj: object, path: tuple) -> object:
@@ -151,7 +173,7 @@ def mutate(tool: str, key: str, value: object, pools: dict, rng: random.Random) 
     if isinstance(value, int):
         if re.search(r"id$|Id$", key):
             return _swap(tool, key, value, pools, rng) or value + rng.choice([1, 2, 7, 13])
-        return rng.choice([value + 1, value + 2, value * 2, value + 10] + ([value - 1] * (value > 1)))
+        return rng.choice([value + 1, value + 2, value * 2, value + 10])
     if isinstance(value, float):
         if re.search(r"lat|lon", key, re.I):
             return _swap(tool, key, value, pools, rng)
@@ -160,15 +182,17 @@ def mutate(tool: str, key: str, value: object, pools: dict, rng: random.Random) 
     if not isinstance(value, str) or not value.strip() or len(value.split()) > 6:
         return None
     if m := DATE.fullmatch(value):
-        day = dt.date.fromisoformat(m[0]) + dt.timedelta(days=rng.choice([-7, -1, 1, 2, 3, 7, 14]))
-        return day.isoformat()
+        day = dt.date.fromisoformat(m[1]) + dt.timedelta(days=rng.choice([-7, -1, 1, 2, 3, 7, 14]))
+        return day.isoformat() + (m[2] or "")
     if m := CLOCK.fullmatch(value):
         return f"{(int(m[1]) + rng.choice([1, 2, 3, 21, 22])) % 24:02d}:{m[2]}"
     if re.fullmatch(r"[^@\s]+@[^@\s]+\.\w+", value):
-        return rng.choice([n for n in NAMES if n != value.split("@")[0]]) + "@" + value.split("@")[1]
-    m = re.fullmatch(r"(.*?)(\d+)", value)
-    if m and len(value) <= 24 and (m[1] or len(value) > 3):
-        return m[1] + str(int(m[2]) + rng.choice([1, 2, 3, 5, 9])).zfill(len(m[2]))
+        local, domain = value.split("@")
+        return rng.choice([n for n in NAMES if n != local]) + "@" + domain
+    m = re.fullmatch(r"([A-Za-z]{0,8}[_#-]?|\+?[\d\s-]{6,})(\d+)", value)
+    if m and (m[1] or len(value) > 3):
+        num = (int(m[2]) + rng.choice([1, 2, 3, 5, 9])) % 10 ** len(m[2])
+        return m[1] + str(num).zfill(len(m[2]))
     return _swap(tool, key, value, pools, rng)
 
 
@@ -184,7 +208,8 @@ def _swap(tool: str, key: str, value: object, pools: dict, rng: random.Random) -
 def distinct_values(x: object, y: object, eqclass: dict) -> bool:
     """True when two argument values clearly ask for different things."""
     nx, ny = ds.norm(x), ds.norm(y)
-    if nx == ny or type(x) is not type(y) and not (isinstance(nx, float) and isinstance(ny, float)):
+    both_num = isinstance(nx, float) and isinstance(ny, float)
+    if nx == ny or (type(x) is not type(y) and not both_num):
         return False
     if isinstance(nx, str) and isinstance(ny, str):
         if nx in ny or ny in nx or eqclass.get(nx, nx) == eqclass.get(ny, ny):
@@ -201,7 +226,13 @@ def truly_distinct(a: dict, b: dict, eqclass: dict) -> bool:
 
 def critical(call: dict, pools: dict, rng: random.Random) -> tuple[dict, str] | None:
     """Change exactly one critical argument of a call to another plausible value."""
-    cands = [(p, v) for p, v in leaves(call["args"]) if p and isinstance(p[-1], str)]
+    cands = [
+        (p, v)
+        for p, v in leaves(call["args"])
+        if p
+        and isinstance(p[-1], str)
+        and not re.search(r"token$|password|secret|api_key", p[-1], re.I)
+    ]
     rng.shuffle(cands)
     cands.sort(key=lambda pv: not CRITICAL_KEY.search(pv[0][-1]))
     for path, value in cands:
@@ -215,16 +246,18 @@ def critical(call: dict, pools: dict, rng: random.Random) -> tuple[dict, str] | 
 
 def change_number(text: str, rng: random.Random) -> str | None:
     """Change one number or clock time inside free text, or None if it has none."""
-    hits = list(re.finditer(r"(?<![\w.$#-])(\d{1,5})(?:([.:])(\d{2}))?(?![\w%])", text))
+    hits = list(re.finditer(r"(?<![\w.,-])(\d{1,5})(?:\.\d+)?(?![\w%]|[.,]\d)", text))
     if not hits:
         return None
     m = rng.choice(hits)
-    n = int(m[1])
-    if m[2] == ":" or re.match(r"\s*[AaPp]\.?[Mm]", text[m.end():]):
-        new = str((n + rng.choice([1, 2])) % 12 or 12) + (m[0][len(m[1]):])
+    n, k = int(m[1]), rng.choice([1, 2])
+    if re.match(r"\s*[AaPp]\.?[Mm]", text[m.end() :]):
+        new = str((n - 1 + k) % 12 + 1)
+    elif text[m.end() : m.end() + 1] == ":":
+        new = str((n + k) % 24).zfill(len(m[1]))
     else:
-        new = str(n + rng.choice([1, 2, 5, 10]) if n > 2 else n + 1) + (m[0][len(m[1]):])
-    return text[: m.start()] + new + text[m.end():]
+        new = str(n + rng.choice([1, 2, 5, 10]))
+    return text[: m.start()] + new + text[m.end(1) :]
 
 
 def load_handwritten() -> list[dict]:
@@ -248,15 +281,30 @@ def text_pairs(entries: list[dict], real: set, rng: random.Random) -> list[dict]
                 out.append(_pair("different", e, x, diff, e.get("note") or f"different {field}"))
         numbered = e.get("number_variants") or [change_number(base[field], rng)]
         for text in filter(None, numbered):
-            out.append(_pair("different", e, base, {**base, field: text},
-                             f"only a number/time inside {field} differs"))
+            out.append(
+                _pair(
+                    "different",
+                    e,
+                    base,
+                    {**base, field: text},
+                    f"only a number/time inside {field} differs",
+                )
+            )
     return out
 
 
 def _pair(kind: str, e: dict, a: dict, b: dict, note: str) -> dict:
     """Assemble one output record (id filled in later)."""
-    return {"id": "", "source": e["source"], "tool": e["tool"], "a": a, "b": b,
-            "label": LABELS[kind], "kind": kind, "note": note}
+    return {
+        "id": "",
+        "source": e["source"],
+        "tool": e["tool"],
+        "a": a,
+        "b": b,
+        "label": LABELS[kind],
+        "kind": kind,
+        "note": note,
+    }
 
 
 def _key(tool: str, args: dict) -> str:
@@ -272,16 +320,14 @@ def build(cache: Path, seed: int) -> list[dict]:
     cfb = ds.load_cfb(pk["nestful-wrapper"])
     hand = load_handwritten()
     rngs = {k: random.Random(f"{seed}:{k}") for k in [*LABELS, "text"]}
-    eqclass: dict = {}
-    for rec in equivs:
-        members = [ds.norm(a) for a in rec["alts"] if isinstance(a, str)]
-        root = min((eqclass.get(m, m) for m in members), default=None)
-        for m in members:
-            eqclass[m] = root
+    eqclass = ds.equivalence_classes(equivs)
     real = {_key(c["tool"], c["args"]): c for c in single + multi + cfb if c["args"]}
     calls = list(real.values())
-    hand_calls = [{"source": "handwritten", "session": e["id"], "tool": e["tool"],
-                   "args": e["args"]} for e in hand if e["source"] == "handwritten"]
+    hand_calls = [
+        {"source": "handwritten", "session": e["id"], "tool": e["tool"], "args": e["args"]}
+        for e in hand
+        if e["source"] == "handwritten"
+    ]
     pools: dict = defaultdict(list)
     for c in calls + hand_calls:
         for path, v in leaves(c["args"]):
@@ -296,40 +342,44 @@ def build(cache: Path, seed: int) -> list[dict]:
     base = rng.sample(calls, TARGETS["reissue"] - n_hand) + rng.sample(hand_calls, n_hand)
     for c in base:
         a, b, note = reissue(c["args"], rng)
-        out.append({**_pair("reissue", c, a, b, note), "tool": c["tool"]})
+        out.append(_pair("reissue", c, a, b, note))
     rng = rngs["equivalent"]
     uniq = {}
     for rec in equivs:
         uniq.setdefault((rec["tool"], rec["path"], json.dumps(rec["alts"])), rec)
     for rec in rng.sample(list(uniq.values()), min(TARGETS["equivalent"], len(uniq))):
-        i, j = (0, rng.randrange(1, len(rec["alts"]))) if rng.random() < 0.7 else rng.sample(
-            range(len(rec["alts"])), 2)
+        i, j = (
+            (0, rng.randrange(1, len(rec["alts"])))
+            if rng.random() < 0.7
+            else rng.sample(range(len(rec["alts"])), 2)
+        )
         a, b = copy.deepcopy(rec["args"]), copy.deepcopy(rec["args"])
         path = tuple(rec["path"].split("."))
         set_at(a, path, rec["alts"][i])
         set_at(b, path, rec["alts"][j])
         note = f"{rec['path']}: {rec['alts'][i]!r} ~ {rec['alts'][j]!r} (BFCL possible_answer)"
-        out.append({**_pair("equivalent", rec, a, b, note), "tool": rec["tool"]})
+        out.append(_pair("equivalent", rec, a, b, note))
     out += natural_pairs(single, multi, cfb, eqclass, rngs["natural"])
     rng = rngs["critical"]
     side = [c for c in calls if c["source"].startswith("bfcl")]
     cfbs = [c for c in calls if not c["source"].startswith("bfcl")]
     want = TARGETS["critical"]
     crit = []
-    for group, share in ((side, 0.5), (cfbs, 0.35), (hand_calls, 0.15)):
-        picked = 0
+    for group, share in ((hand_calls, 0.1), (cfbs, 0.35), (side, 1.0)):
+        picked, quota = 0, min(round(want * share), want - len(crit))
         for c in rng.sample(group, len(group)):
-            res = critical(c, pools, rng) if picked < round(want * share) else None
+            res = critical(c, pools, rng) if picked < quota else None
             if res:
-                crit.append({**_pair("critical", c, c["args"], res[0], res[1]), "tool": c["tool"]})
+                crit.append(_pair("critical", c, c["args"], res[0], res[1]))
                 picked += 1
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
     return finalize(out)
 
 
-def natural_pairs(single: list, multi: list, cfb: list, eqclass: dict,
-                  rng: random.Random) -> list[dict]:
+def natural_pairs(
+    single: list, multi: list, cfb: list, eqclass: dict, rng: random.Random
+) -> list[dict]:
     """Two different real calls to the same tool: same session first, then across sessions."""
     buckets: dict[str, list] = {"cfb": [], "bfcl": [], "cross": []}
     for name, calls in (("cfb", cfb), ("bfcl", single + multi)):
@@ -359,11 +409,13 @@ def natural_pairs(single: list, multi: list, cfb: list, eqclass: dict,
             if per_tool[x["tool"]] >= 40:
                 continue
             per_tool[x["tool"]] += 1
-            src = x["source"] if x["session"] == y["session"] else (
-                f"{x['source']},{y['source'].rsplit(':', 1)[1]}")
+            src = (
+                x["source"]
+                if x["session"] == y["session"]
+                else (f"{x['source']},{y['source'].rsplit(':', 1)[1]}")
+            )
             note = f"{name}: two real calls" + (" in one session" if name != "cross" else "")
-            out.append({**_pair("natural", x, x["args"], y["args"], note), "source": src,
-                        "tool": x["tool"]})
+            out.append({**_pair("natural", x, x["args"], y["args"], note), "source": src})
     return out
 
 
@@ -372,7 +424,7 @@ def finalize(records: list[dict]) -> list[dict]:
     order = list(LABELS)
     seen, out, per_kind = set(), [], Counter()
     for r in sorted(records, key=lambda r: order.index(r["kind"])):
-        k = (r["tool"], json.dumps(r["a"], ensure_ascii=False), json.dumps(r["b"], ensure_ascii=False))
+        k = (r["tool"], json.dumps(r["a"]), json.dumps(r["b"]))
         if k in seen:
             continue
         seen.add(k)
@@ -388,10 +440,16 @@ def finalize(records: list[dict]) -> list[dict]:
 
 def validate(r: dict) -> None:
     """Raise if a record breaks the documented format."""
-    ok = (isinstance(r["a"], dict) and isinstance(r["b"], dict) and r["tool"]
-          and r["label"] == LABELS.get(r["kind"]) and r["id"] and r["note"]
-          and re.match(r"^(bfcl:[^:]+:.+|complexfuncbench:[\d,]+|handwritten)$", r["source"])
-          and json.dumps(r["a"]) != json.dumps(r["b"]))
+    ok = (
+        isinstance(r["a"], dict)
+        and isinstance(r["b"], dict)
+        and r["tool"]
+        and r["label"] == LABELS.get(r["kind"])
+        and r["id"]
+        and r["note"]
+        and re.match(r"^(bfcl:[^:]+:.+|complexfuncbench:[\d,]+|handwritten)$", r["source"])
+        and json.dumps(r["a"]) != json.dumps(r["b"])
+    )
     if not ok:
         raise SystemExit(f"invalid record: {json.dumps(r)[:300]}")
 
@@ -414,8 +472,9 @@ def main() -> None:
     counts = Counter((r["kind"], r["label"]) for r in check)
     for (kind, label), n in sorted(counts.items(), key=lambda kv: list(LABELS).index(kv[0][0])):
         print(f"{kind:<11} {label:<9} {n:>5}  {100 * n / len(check):5.1f}%")
-    labels = Counter(r["label"] for r in check)
-    print(f"total {len(check)} pairs ({dict(labels)}), {len(text.encode()) / 1e6:.2f} MB -> {args.out}")
+    labels = dict(Counter(r["label"] for r in check))
+    size = len(text.encode()) / 1e6
+    print(f"total {len(check)} pairs ({labels}), {size:.2f} MB, 0 invalid lines -> {args.out}")
 
 
 if __name__ == "__main__":

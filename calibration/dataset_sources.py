@@ -55,9 +55,7 @@ BLOCKED = {
     ("lawsuit_details.find", "case_type"): {"*"},
     ("play_spotify_song", "query"): {"track:Shape of You artist:Ed Sheeran"},
     ("recall_memory_search", "query"): {"birthday"},
-    ("get_adriel_detail_experience_and_education", "experience_or_education_name"): {
-        "Internship"
-    },
+    ("get_adriel_detail_experience_and_education", "experience_or_education_name"): {"Internship"},
     ("recipe.find", "mainIngredient"): {"apple pie"},
     ("find_exhibition", "art_form"): {"modern sculpture"},
     ("geometry.calculate_area_circle", "unit"): {"centimeters", "cm"},
@@ -69,7 +67,10 @@ BLOCKED = {
     ("walmart.check_price", "items"): {'["pumpkin", "dozen eggs"]'},
     ("timezone.convert", "from_timezone"): {"Eastern Standard Time", "EST"},
     ("timezone.convert", "to_timezone"): {
-        "British Summer Time", "BST", "Greenwich Mean Time", "GMT"
+        "British Summer Time",
+        "BST",
+        "Greenwich Mean Time",
+        "GMT",
     },
 }
 SENTINELS = {"dontcare", "any", "all", "n/a", "global"}
@@ -85,8 +86,17 @@ def fetch_packages(cache: Path) -> dict[str, Path]:
         stem = f"{name.replace('-', '_')}-{version}"
         hits = sorted(p for p in cache.iterdir() if p.name.lower().startswith(stem))
         if not hits:
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps",
-                   "--disable-pip-version-check", "-d", str(cache), f"{name}=={version}"]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-d",
+                str(cache),
+                f"{name}=={version}",
+            ]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
             hits = sorted(p for p in cache.iterdir() if p.name.lower().startswith(stem))
         if not hits:
@@ -187,11 +197,15 @@ def equivalent_alternatives(fn: str, path: str, alts: list) -> list:
         if a == "" or a is None or isinstance(a, dict):
             continue
         if isinstance(a, str) and (
-            a.casefold() in SENTINELS or a in blocked or "\\u" in a
-            or (len(a) > 1 and a[0] == a[-1] and a[0] in "'\"")):
+            a.casefold() in SENTINELS
+            or a in blocked
+            or "\\u" in a
+            or (len(a) > 1 and a[0] == a[-1] and a[0] in "'\"")
+        ):
             continue
-        if isinstance(a, list) and (json.dumps(a) in blocked
-                                    or any(isinstance(x, list | dict) for x in a)):
+        if isinstance(a, list) and (
+            json.dumps(a) in blocked or any(isinstance(x, list | dict) for x in a)
+        ):
             continue
         if json.dumps(a) not in [json.dumps(k) for k in keep]:
             keep.append(a)
@@ -228,6 +242,23 @@ def _is_num(v: object) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def equivalence_classes(equivs: list[dict]) -> dict[str, str]:
+    """Union-find over accepted string alternatives: normalised value -> class representative."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            x = parent[x]
+        return x
+
+    for rec in equivs:
+        members = [norm(a) for a in rec["alts"] if isinstance(a, str)]
+        for m in members[1:]:
+            ra, rb = sorted((find(members[0]), find(m)))
+            parent[rb] = ra
+    return {x: find(x) for x in list(parent)}
+
+
 def _canonical(fn: str, spec: dict, prefix: str, equivs: list) -> dict:
     """Build one concrete call from a possible_answer spec, collecting equivalence sets."""
     args = {}
@@ -260,8 +291,13 @@ def load_bfcl(archive: Path) -> tuple[list[dict], list[dict]]:
                 for fn, spec in entry.items():
                     sets: list = []
                     args = _canonical(fn, spec, "", sets)
-                    call = {"source": f"bfcl:{fname}:{rec['id']}", "session": rec["id"],
-                            "tool": fn, "args": args, "pos": idx}
+                    call = {
+                        "source": f"bfcl:{fname}:{rec['id']}",
+                        "session": rec["id"],
+                        "tool": fn,
+                        "args": args,
+                        "pos": idx,
+                    }
                     calls.append(call)
                     for path, good in sets:
                         equivs.append({**call, "path": path, "alts": good})
@@ -279,9 +315,15 @@ def load_bfcl_multi_turn(archive: Path) -> list[dict]:
                 if not isinstance(node, ast.Call) or node.args or not node.keywords:
                     continue
                 args = {kw.arg: ast.literal_eval(kw.value) for kw in node.keywords}
-                calls.append({"source": f"bfcl:{BFCL_MULTI_TURN}:{rec['id']}",
-                              "session": rec["id"], "tool": ast.unparse(node.func),
-                              "args": args, "pos": len(calls)})
+                calls.append(
+                    {
+                        "source": f"bfcl:{BFCL_MULTI_TURN}:{rec['id']}",
+                        "session": rec["id"],
+                        "tool": ast.unparse(node.func),
+                        "args": args,
+                        "pos": len(calls),
+                    }
+                )
     return calls
 
 
@@ -305,8 +347,17 @@ def load_cfb(archive: Path) -> list[dict]:
     for idx, sample in enumerate(data):
         env = {step["label"]: step.get("response") for step in sample["output"]}
         for pos, step in enumerate(sample["output"]):
-            args = {k: _resolve(env, v) if isinstance(v, str) else v
-                    for k, v in step["arguments"].items()}
-            calls.append({"source": f"complexfuncbench:{idx}", "session": f"cfb{idx}",
-                          "tool": step["name"], "args": args, "pos": pos})
+            args = {
+                k: _resolve(env, v) if isinstance(v, str) else v
+                for k, v in step["arguments"].items()
+            }
+            calls.append(
+                {
+                    "source": f"complexfuncbench:{idx}",
+                    "session": f"cfb{idx}",
+                    "tool": step["name"],
+                    "args": args,
+                    "pos": pos,
+                }
+            )
     return calls

@@ -54,8 +54,8 @@ _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _PATHLIKE = re.compile(r"(?:[~.]?/|[A-Za-z]:\\)\S*")
 _ENUM_WORD = re.compile(r"[^\W\d_]+(?:[ _-][^\W\d_]+){0,3}")
-_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-_PUNCT = "\"'“”‘’()[]{}.,;:!?¿¡…-"
+_WORD = re.compile("[^\\W\\d_]+(?:['\u2019-][^\\W\\d_]+)*")
+_PUNCT = "\"'\u201c\u201d\u2018\u2019()[]{}.,;:!?\u00bf\u00a1\u2026-"
 
 
 def normalize_text(text: str) -> str:

@@ -73,6 +73,7 @@ _TOKEN = re.compile(
     r"|(?P<sym>[$€£¥₹])",
     re.IGNORECASE,
 )
+_DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
@@ -95,7 +96,7 @@ def _normal_number(text: str) -> list[str]:
 def critical_tokens(text: str) -> tuple[str, ...]:
     """The sorted multiset of numbers, dates, times and currencies in ``text``."""
     tokens: list[str] = []
-    matches = list(_TOKEN.finditer(text))
+    matches = list(_TOKEN.finditer(_DOTTED_AMPM.sub(r"\1m", text)))
     for i, m in enumerate(matches):
         if m.group("num"):
             tokens.extend(_normal_number(m.group("num")))

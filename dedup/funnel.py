@@ -167,7 +167,9 @@ class SemanticStage:
             policy.min_cosine_duplicate,
             duplicate,
             _top(scores),
-            "borderline" if borderline else None,
+            f"borderline: at or above min_cosine_borderline {policy.min_cosine_borderline}"
+            if borderline
+            else None,
         )
         if duplicate or borderline:
             return StageResult(report, Match(record, Stage.SEMANTIC, score, borderline))
@@ -200,6 +202,9 @@ def run_funnel(
     stages: Sequence[FunnelStage], proposal: Proposal, candidates: Sequence[CallRecord]
 ) -> tuple[Match | None, tuple[StageReport, ...]]:
     """Run the stages in order and stop at the first that matches."""
+    if not candidates:
+        detail = "no stored call in this scope and window shares the exact fields"
+        return None, (StageReport(Stage.EXACT, None, 1.0, False, detail=detail),)
     reports: list[StageReport] = []
     for stage in stages:
         result = stage.check(proposal, candidates)

@@ -1,0 +1,65 @@
+"""The real packaged model through each backend, and the embedding cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dedup.protocols import Embedder
+from index import CachedEmbedder, SentenceTransformerEmbedder, SqliteVectorStore
+from index.model_path import packaged_model_path
+
+TEXTS = [
+    "Hi Bob, the Q3 report is attached.",
+    "Please cancel my subscription effective immediately.",
+]
+
+
+@pytest.fixture(scope="module")
+def torch_embedder() -> Embedder:
+    return SentenceTransformerEmbedder(packaged_model_path())
+
+
+def test_vectors_are_unit_length(embedder: Embedder) -> None:
+    vectors = embedder.embed(TEXTS)
+    assert vectors.shape == (2, 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_onnx_int8_agrees_with_torch(embedder: Embedder, torch_embedder: Embedder) -> None:
+    cosines = np.sum(embedder.embed(TEXTS) * torch_embedder.embed(TEXTS), axis=1)
+    assert np.all(cosines >= 0.98)
+
+
+def test_single_and_batched_calls_agree(embedder: Embedder) -> None:
+    batched = embedder.embed(TEXTS)
+    single = np.stack([embedder.embed([t])[0] for t in TEXTS])
+    assert np.array_equal(batched, single)
+
+
+def test_paraphrase_scores_above_unrelated(embedder: Embedder) -> None:
+    a, b, c = embedder.embed(
+        [
+            "Hi Bob, the Q3 report is attached. Let me know if you have any questions.",
+            "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+            "Your pizza order is on its way and will arrive soon.",
+        ]
+    )
+    assert float(a @ b) > 0.85
+    assert float(a @ c) < 0.3
+
+
+def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None:
+    store = SqliteVectorStore(tmp_path / "vectors.db")
+    cached = CachedEmbedder(embedder, store)
+    first = cached.embed(TEXTS)
+    assert cached.model_calls == 1
+    again = cached.embed([TEXTS[1], TEXTS[0], TEXTS[0]])
+    assert cached.model_calls == 1
+    assert np.array_equal(again[0], first[1])
+    # A new process finds the vectors in SQLite and never calls the model.
+    fresh = CachedEmbedder(embedder, SqliteVectorStore(tmp_path / "vectors.db"))
+    assert np.array_equal(fresh.embed(TEXTS), first)
+    assert fresh.model_calls == 0

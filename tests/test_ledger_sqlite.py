@@ -1,0 +1,166 @@
+"""The SQLite ledger: migrations, claims, completions, purge, append-only log."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from dedup.canonical import canonicalize
+from dedup.errors import Conflict, NotFound
+from dedup.ledger import ClaimConflict, LogEntry, SqliteLedger
+from dedup.ledger.migrations import MIGRATIONS
+from dedup.policy import ToolPolicy
+from dedup.records import CallRecord, CallStatus, FailureClass, Outcome
+
+
+def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") -> CallRecord:
+    canonical = canonicalize({"to": "a@b.co", "body": "hello there my friend"}, ToolPolicy())
+    return CallRecord(
+        call_id=call_id,
+        row_id=0,
+        scope="s",
+        session_id="s",
+        tool="send",
+        args=canonical.args,
+        args_hash=canonical.args_hash,
+        exact_signature=canonical.exact_signature,
+        exact_leaves=canonical.exact_leaves,
+        semantic_leaves=canonical.semantic_leaves,
+        intent_key=intent,
+        idempotency_key=None,
+        status=CallStatus.PENDING,
+        created_at=created_at,
+        lease_expires_at=created_at + 300,
+    )
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> SqliteLedger:
+    return SqliteLedger(tmp_path / "ledger.db")
+
+
+def test_schema_is_migrated_once(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    first = SqliteLedger(path)
+    assert first.schema_version == len(MIGRATIONS)
+    first.close()
+    again = SqliteLedger(path)
+    assert again.schema_version == len(MIGRATIONS)
+    mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
+    assert mode == "wal"
+
+
+def test_claim_roundtrip(ledger: SqliteLedger) -> None:
+    stored = ledger.claim(_record("c1"))
+    assert isinstance(stored, CallRecord)
+    assert stored.row_id > 0
+    fetched = ledger.get("c1")
+    assert fetched == stored
+    found = ledger.candidates("s", "send", stored.exact_signature, 0.0, 10)
+    assert [r.call_id for r in found] == ["c1"]
+    assert ledger.candidates("s", "send", stored.exact_signature, 101.0, 10) == []
+
+
+def test_second_pending_claim_of_an_intent_conflicts(ledger: SqliteLedger) -> None:
+    ledger.claim(_record("c1"))
+    conflict = ledger.claim(_record("c2"))
+    assert isinstance(conflict, ClaimConflict)
+    assert conflict.holder.call_id == "c1"
+    assert ledger.get("c2") is None
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "allowed"),
+    [
+        (Outcome(CallStatus.SUCCEEDED, result=1), Outcome(CallStatus.SUCCEEDED, result=1), True),
+        (
+            Outcome(CallStatus.SUCCEEDED),
+            Outcome(CallStatus.FAILED, failure_class=FailureClass.POISON),
+            False,
+        ),
+        (Outcome(CallStatus.UNKNOWN), Outcome(CallStatus.SUCCEEDED), True),
+        (
+            Outcome(CallStatus.FAILED, failure_class=FailureClass.AMBIGUOUS),
+            Outcome(CallStatus.SUCCEEDED),
+            True,
+        ),
+        (
+            Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE),
+            Outcome(CallStatus.SUCCEEDED),
+            False,
+        ),
+        (
+            Outcome(CallStatus.FAILED, failure_class=FailureClass.POISON),
+            Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE),
+            False,
+        ),
+    ],
+)
+def test_completion_transitions(
+    ledger: SqliteLedger, first: Outcome, second: Outcome, allowed: bool
+) -> None:
+    ledger.claim(_record("c1"))
+    ledger.complete("c1", first, 200.0)
+    if allowed:
+        assert ledger.complete("c1", second, 201.0).status is second.status
+    else:
+        with pytest.raises(Conflict):
+            ledger.complete("c1", second, 201.0)
+        assert ledger.get("c1").status is first.status  # type: ignore[union-attr]
+
+
+def test_completion_of_unknown_call(ledger: SqliteLedger) -> None:
+    with pytest.raises(NotFound):
+        ledger.complete("nope", Outcome(CallStatus.SUCCEEDED), 1.0)
+
+
+def test_retry_supersedes_the_failed_attempt(ledger: SqliteLedger) -> None:
+    first = ledger.claim(_record("c1"))
+    assert isinstance(first, CallRecord)
+    ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
+    retry = ledger.claim(replace(_record("c2"), attempt_of="c1"))
+    assert isinstance(retry, CallRecord)
+    live = ledger.candidates("s", "send", first.exact_signature, 0.0, 10)
+    assert [r.call_id for r in live] == ["c2"]
+    assert ledger.get("c1") is not None  # history is kept
+
+
+def test_purge_removes_only_old_calls(ledger: SqliteLedger) -> None:
+    ledger.claim(_record("old", created_at=10.0, intent="ik_old"))
+    ledger.claim(_record("new", created_at=1000.0, intent="ik_new"))
+    assert ledger.purge(500.0) == 1
+    assert ledger.get("old") is None
+    assert ledger.get("new") is not None
+
+
+def test_decision_log_is_append_only(ledger: SqliteLedger, tmp_path: Path) -> None:
+    entry = LogEntry(
+        "chk_1",
+        1.0,
+        "s",
+        "s",
+        "t",
+        {"x": 1},
+        "proceed",
+        None,
+        None,
+        "c1",
+        None,
+        0.5,
+        False,
+        {"stages": []},
+    )
+    ledger.append_log(entry)
+    assert list(ledger.iter_log()) == [entry]
+    conn = sqlite3.connect(tmp_path / "ledger.db")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("UPDATE decisions SET decision = 'duplicate'")
+
+
+def test_policies_are_stored(ledger: SqliteLedger) -> None:
+    ledger.save_policy("t", {"min_cosine_duplicate": 0.95})
+    ledger.save_policy("t", {"min_cosine_duplicate": 0.97})
+    assert ledger.load_policies() == {"t": {"min_cosine_duplicate": 0.97}}

@@ -1,0 +1,109 @@
+"""Policies: validation ranges, zero as a real value, the TOML file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dedup.errors import InvalidInput
+from dedup.policy import (
+    BorderlineAction,
+    CompareMode,
+    PolicySet,
+    ToolPolicy,
+    load_policy_file,
+    policy_from_mapping,
+    policy_to_mapping,
+)
+from dedup.records import SideEffect
+
+
+@pytest.mark.parametrize(
+    ("data", "ok"),
+    [
+        ({"min_cosine_duplicate": 1.0, "min_cosine_borderline": 1.0}, True),
+        ({"min_cosine_duplicate": -1.0, "min_cosine_borderline": -1.0}, True),
+        ({"min_cosine_duplicate": 0, "min_cosine_borderline": 0}, True),
+        ({"min_cosine_duplicate": 1.01}, False),
+        ({"min_cosine_borderline": -1.01}, False),
+        ({"min_cosine_duplicate": 0.5}, False),  # below the default borderline 0.85
+        ({"min_fuzzy_ratio": 0}, True),
+        ({"min_fuzzy_ratio": 100}, True),
+        ({"min_fuzzy_ratio": 100.5}, False),
+        ({"window_seconds": 0}, False),
+        ({"lease_seconds": -1}, False),
+        ({"max_candidates": 0}, False),
+        ({"max_candidates": 1.5}, False),
+        ({"min_cosine_duplicate": True}, False),
+        ({"min_cosine_duplicate": "0.9"}, False),
+        ({"side_effect": "read"}, True),
+        ({"side_effect": "nope"}, False),
+        ({"mode": "whole"}, True),
+        ({"exact_fields": "body"}, False),
+        ({"exact_fields": ["items[].sku", "message.text"]}, True),
+        ({"exact_fields": [""]}, False),
+        ({"exact_fields": ["a..b"]}, False),
+        ({"unknown": 1}, False),
+    ],
+)
+def test_validation(data: dict[str, Any], ok: bool) -> None:
+    if ok:
+        policy_from_mapping(data)
+    else:
+        with pytest.raises(InvalidInput):
+            policy_from_mapping(data)
+
+
+def test_zero_threshold_is_kept() -> None:
+    policy = policy_from_mapping({"min_cosine_duplicate": 0.0, "min_cosine_borderline": 0.0})
+    assert policy.min_cosine_duplicate == 0.0
+    base = ToolPolicy(min_cosine_duplicate=0.95, min_cosine_borderline=0.0)
+    assert policy_from_mapping({}, base).min_cosine_borderline == 0.0
+
+
+def test_mapping_roundtrip() -> None:
+    policy = ToolPolicy(
+        side_effect=SideEffect.IRREVERSIBLE,
+        semantic_fields=("body",),
+        borderline_action=BorderlineAction.PROCEED,
+        mode=CompareMode.WHOLE,
+    )
+    assert policy_from_mapping(policy_to_mapping(policy)) == policy
+
+
+def test_unknown_tools_get_defaults() -> None:
+    policies = PolicySet(ToolPolicy(), {"search": ToolPolicy(side_effect=SideEffect.READ)})
+    assert policies.for_tool("search").side_effect is SideEffect.READ
+    assert policies.for_tool("anything").side_effect is SideEffect.WRITE
+
+
+def test_policy_file(tmp_path: Path) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text(
+        "[defaults]\nwindow_seconds = 3600\n\n"
+        '[tools.send_email]\nside_effect = "irreversible"\nsemantic_fields = ["body"]\n'
+    )
+    defaults, tools = load_policy_file(path)
+    assert defaults.window_seconds == 3600
+    email = policy_from_mapping(tools["send_email"], defaults)
+    assert email.window_seconds == 3600
+    assert email.semantic_fields == ("body",)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[defaults\n",
+        "[other]\nx = 1\n",
+        "tools = 3\n",
+        "[defaults]\nmin_cosine_duplicate = 7\n",
+        '[tools.a]\nmode = "sideways"\n',
+    ],
+)
+def test_bad_policy_files(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "policy.toml"
+    path.write_text(text)
+    with pytest.raises(InvalidInput):
+        load_policy_file(path)

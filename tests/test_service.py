@@ -1,0 +1,147 @@
+"""The service and its funnel on the real model, faiss and SQLite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from dedup.ledger import SqliteLedger
+from dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
+from dedup.protocols import Embedder
+from dedup.records import CallStatus, DecisionKind, Outcome, Stage, ToolCall
+from dedup.service import DedupService
+from index import CachedEmbedder, FaissGroupIndex, SqliteVectorStore
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+Build = Callable[..., tuple[DedupService, CachedEmbedder]]
+
+
+@pytest.fixture
+def build(tmp_path: Path, embedder: Embedder) -> Build:
+    def make(policy: ToolPolicy | None = None, clock: Clock | None = None):  # type: ignore[no-untyped-def]
+        db = tmp_path / "ledger.db"
+        cached = CachedEmbedder(embedder, SqliteVectorStore(db))
+        stages = [ExactStage(), FuzzyStage(), SemanticStage(cached, FaissGroupIndex(384))]
+        service = DedupService(
+            SqliteLedger(db), PolicySet(policy or ToolPolicy()), stages, clock=clock or Clock()
+        )
+        return service, cached
+
+    return make
+
+
+def _call(**args: object) -> ToolCall:
+    return ToolCall("s1", "send_email", {"to": "bob@example.com", **args})
+
+
+def _succeed(service: DedupService, call_id: str | None) -> None:
+    assert call_id is not None
+    service.complete(call_id, Outcome(CallStatus.SUCCEEDED, result="ok"))
+
+
+def test_at_most_one_model_call_per_proposal(build: Build) -> None:
+    service, cached = build()
+    first = service.check(_call(subject="Q3 report", body=BODY))
+    assert cached.model_calls == 1  # embedded at claim time
+    _succeed(service, first.call_id)
+    again = service.check(_call(subject="The Q3 report", body=REWORDED))
+    assert again.kind is DecisionKind.DUPLICATE
+    assert again.match is not None
+    assert again.match.stage is Stage.SEMANTIC
+    assert cached.model_calls == 2  # both leaves of the proposal in one call
+    exact = service.check(_call(subject="Q3 report", body=BODY, request_id="x"))
+    assert exact.kind is DecisionKind.DUPLICATE
+    assert cached.model_calls == 2
+
+
+def test_restart_needs_no_model_call_for_stored_calls(build: Build) -> None:
+    service, _ = build()
+    _succeed(service, service.check(_call(body=BODY)).call_id)
+    restarted, cached = build()
+    again = restarted.check(_call(body=REWORDED))
+    assert again.kind is DecisionKind.DUPLICATE
+    assert cached.model_calls == 1
+
+
+def test_weakest_leaf_decides(build: Build) -> None:
+    service, _ = build()
+    _succeed(service, service.check(_call(subject="Quarterly report", body=BODY)).call_id)
+    changed_body = "Bob, please cancel the Q3 team offsite and refund all the deposits we paid."
+    decision = service.check(_call(subject="Quarterly report", body=changed_body))
+    assert decision.kind is DecisionKind.PROCEED
+    semantic = next(r for r in decision.reports if r.stage is Stage.SEMANTIC)
+    assert semantic.score is not None
+    assert semantic.score < 0.85
+
+
+@pytest.mark.parametrize(
+    ("action", "expected"),
+    [
+        (BorderlineAction.DUPLICATE, DecisionKind.DUPLICATE),
+        (BorderlineAction.PROCEED, DecisionKind.PROCEED),
+    ],
+)
+def test_borderline_action(build: Build, action: BorderlineAction, expected: DecisionKind) -> None:
+    # Thresholds bracket this pair's cosine so that it lands in the borderline band.
+    policy = ToolPolicy(
+        min_cosine_duplicate=0.999, min_cosine_borderline=0.5, borderline_action=action
+    )
+    service, _ = build(policy)
+    _succeed(service, service.check(_call(body=BODY)).call_id)
+    decision = service.check(_call(body=REWORDED))
+    assert decision.kind is expected
+    assert any("borderline" in note for note in decision.notes)
+
+
+def test_whole_call_embedding_misses_critical_changes(build: Build) -> None:
+    """What semantic caches do, kept as a mode for comparison: it merges a changed amount."""
+    whole = ToolPolicy(mode=CompareMode.WHOLE, min_cosine_duplicate=0.9, min_cosine_borderline=0.9)
+    for policy, expected in ((whole, DecisionKind.DUPLICATE), (ToolPolicy(), DecisionKind.PROCEED)):
+        service, _ = build(policy)
+        refund = ToolCall(f"s-{policy.mode}", "refund", {"order_id": "A-17", "amount": 100})
+        _succeed(service, service.check(refund).call_id)
+        bigger = ToolCall(f"s-{policy.mode}", "refund", {"order_id": "A-17", "amount": 100000})
+        assert service.check(bigger).kind is expected
+
+
+def test_window_expiry(build: Build) -> None:
+    clock = Clock()
+    service, _ = build(ToolPolicy(window_seconds=60), clock)
+    _succeed(service, service.check(_call(body=BODY)).call_id)
+    clock.now += 61
+    assert service.check(_call(body=BODY)).kind is DecisionKind.PROCEED
+
+
+def test_purge_after_retention(build: Build) -> None:
+    clock = Clock()
+    service, _ = build(clock=clock)
+    first = service.check(_call(body=BODY))
+    clock.now += 10
+    assert service.purge(retention_seconds=5) == 1
+    with pytest.raises(Exception, match="no call"):
+        service.get(first.call_id or "")
+
+
+def test_every_check_is_logged(build: Build, tmp_path: Path) -> None:
+    service, _ = build()
+    first = service.check(_call(body=BODY))
+    second = service.check(_call(body=BODY), dry_run=True)
+    entries = list(SqliteLedger(tmp_path / "ledger.db").iter_log())
+    assert [e.check_id for e in entries] == [first.check_id, second.check_id]
+    assert entries[1].dry_run
+    assert entries[1].decision == "in_progress"
+    assert entries[1].explain["stages"][0]["stage"] == "exact"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -21,6 +22,8 @@ from api.schemas import (
     CheckResponse,
     CompleteRequest,
     ErrorBody,
+    FeedbackOut,
+    FeedbackRequest,
     MatchOut,
     PolicyBody,
     SessionCalls,
@@ -226,6 +229,12 @@ def create_app(
             failure_class=None if body.failure_class is None else FailureClass(body.failure_class),
         )
         return _call_out(service.complete(call_id, outcome))
+
+    @app.post("/v1/feedback", response_model=FeedbackOut, status_code=201, responses=_ERRORS)
+    def feedback(body: FeedbackRequest) -> FeedbackOut:
+        """Label a check for calibration; 'distinct' on a match also stops it recurring."""
+        stored = service.feedback(body.check_id, body.label, body.note, body.source)
+        return FeedbackOut(**dataclasses.asdict(stored))
 
     @app.get("/v1/calls/{call_id}", response_model=CallOut, responses=_ERRORS)
     def get_call(call_id: str) -> CallOut:

@@ -89,7 +89,24 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--db", type=Path, default=Path("tooldedup.db"))
     export.add_argument("--out", type=Path, default=None, help="file (default: stdout)")
     export.set_defaults(run=_export_log)
+    calibrate = commands.add_parser(
+        "calibrate", help="choose thresholds from labelled traffic; write a policy and a report"
+    )
+    _calibration_arguments(calibrate)
+    calibrate.set_defaults(run=_calibrate)
     return parser
+
+
+def _calibration_arguments(parser: argparse.ArgumentParser) -> None:
+    from calibration.command import add_arguments
+
+    add_arguments(parser)
+
+
+def _calibrate(args: argparse.Namespace) -> int:
+    from calibration.command import run
+
+    return run(args)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -12,6 +12,8 @@ __all__ = [
     "CheckResponse",
     "CompleteRequest",
     "ErrorBody",
+    "FeedbackOut",
+    "FeedbackRequest",
     "MatchOut",
     "PolicyBody",
     "SessionCalls",
@@ -131,6 +133,30 @@ class PolicyBody(BaseModel):
     borderline_action: Literal["duplicate", "proceed"] | None = None
     mode: Literal["fields", "whole"] | None = None
     max_candidates: int | None = None
+
+
+class FeedbackRequest(BaseModel):
+    """A correction: was the checked call a duplicate of what it was compared with?"""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check_id: Name
+    label: Literal["duplicate", "distinct"]
+    note: Annotated[str, Field(max_length=2000)] | None = None
+    source: Literal["human", "agent"] = "human"
+
+    _check_text = field_validator("check_id", "note")(_valid_unicode)
+
+
+class FeedbackOut(BaseModel):
+    """A stored label."""
+
+    check_id: str
+    label: str
+    note: str | None
+    source: str
+    ts: float
+    excluded_call_id: str | None
 
 
 class ErrorDetail(BaseModel):

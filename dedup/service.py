@@ -13,7 +13,7 @@ from dedup.critical import critical_tokens
 from dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
 from dedup.explain import explain_data
 from dedup.funnel import FunnelStage, Proposal, SemanticStage, run_funnel
-from dedup.ledger.base import ClaimConflict, Ledger, LogEntry
+from dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
 from dedup.policy import BorderlineAction, PolicySet, ToolPolicy
 from dedup.records import (
     CallRecord,
@@ -117,6 +117,11 @@ class DedupService:
             proposal.scope, call.tool, proposal.canonical.exact_signature, since,
             policy.max_candidates,
         )  # fmt: skip
+        ruled_out = self._ledger.excluded_matches(
+            proposal.scope, call.tool, proposal.canonical.args_hash
+        )
+        if ruled_out:
+            candidates = [c for c in candidates if c.call_id not in ruled_out]
         match, reports = run_funnel(self._stages, proposal, candidates)
         notes: tuple[str, ...] = ()
         if match is not None and match.borderline:
@@ -235,6 +240,12 @@ class DedupService:
     def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
         """A session's calls, oldest first."""
         return self._ledger.session_calls(session_id, limit, offset)
+
+    def feedback(self, check_id: str, label: str, note: str | None, source: str) -> Feedback:
+        """Record a label on a check; 'distinct' stops that match from recurring."""
+        if label not in ("duplicate", "distinct"):
+            raise InvalidInput("label must be 'duplicate' or 'distinct'")
+        return self._ledger.add_feedback(check_id, label, note, source, self._clock())
 
     def purge(self, retention_seconds: float) -> int:
         """Delete calls older than the retention period."""

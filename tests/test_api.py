@@ -222,3 +222,32 @@ def test_metrics_and_health(client: TestClient) -> None:
     text = client.get("/metrics").text
     assert 'tooldedup_checks_total{decision="proceed",stage="none"} 1.0' in text
     assert "tooldedup_check_latency_seconds_bucket" in text
+
+
+def test_feedback_distinct_stops_a_wrong_match(client: TestClient) -> None:
+    first = check(client, EMAIL)
+    complete(client, first["call_id"], status="succeeded", result="sent")
+    follow_up = {**EMAIL, "body": "Hi Bob, the Q3 report is attached. Any questions, let me know."}
+    wrong = check(client, follow_up)
+    assert wrong["decision"] == "duplicate"
+    label = client.post(
+        "/v1/feedback",
+        json={
+            "check_id": wrong["check_id"],
+            "label": "distinct",
+            "note": "a second send was intended",
+        },
+    )
+    assert label.status_code == 201, label.text
+    assert label.json()["excluded_call_id"] == first["call_id"]
+    # The same proposal again is no longer matched with that call.
+    assert check(client, follow_up)["decision"] == "proceed"
+
+
+def test_feedback_errors(client: TestClient) -> None:
+    missing = client.post("/v1/feedback", json={"check_id": "chk_nope", "label": "distinct"})
+    assert missing.status_code == 404
+    assert missing.json()["error"]["code"] == "not_found"
+    first = check(client, EMAIL)
+    bad = client.post("/v1/feedback", json={"check_id": first["check_id"], "label": "maybe"})
+    assert bad.status_code == 422

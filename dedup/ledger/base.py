@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from dedup.records import CallRecord, Outcome
 
-__all__ = ["ClaimConflict", "Ledger", "LogEntry"]
+__all__ = ["ClaimConflict", "Feedback", "Ledger", "LogEntry"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +29,19 @@ class LogEntry:
     latency_ms: float
     dry_run: bool
     explain: Any
+    feedback: Feedback | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Feedback:
+    """A label on one check: was the proposal a duplicate of what it was compared with?"""
+
+    check_id: str
+    label: str
+    note: str | None
+    source: str
+    ts: float
+    excluded_call_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +90,16 @@ class Ledger(Protocol):
 
     def iter_log(self) -> Iterator[LogEntry]:
         """Every decision log entry, oldest first."""
+        ...
+
+    def add_feedback(
+        self, check_id: str, label: str, note: str | None, source: str, now: float
+    ) -> Feedback:
+        """Label a logged check; a 'distinct' label on a match rules that match out."""
+        ...
+
+    def excluded_matches(self, scope: str, tool: str, args_hash: str) -> frozenset[str]:
+        """Calls that feedback said this exact proposal does not duplicate."""
         ...
 
     def purge(self, before: float) -> int:

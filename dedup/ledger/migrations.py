@@ -85,6 +85,29 @@ def m001_calls_and_log() -> str:
     """
 
 
+@migration
+def m002_feedback() -> str:
+    """Labels on checks, and the matches a 'distinct' label rules out from then on."""
+    return """
+        CREATE TABLE feedback (
+            row_id INTEGER PRIMARY KEY,
+            check_id TEXT NOT NULL,
+            label TEXT NOT NULL,
+            note TEXT,
+            source TEXT NOT NULL,
+            ts REAL NOT NULL
+        );
+        CREATE INDEX feedback_check ON feedback (check_id, row_id);
+        CREATE TABLE excluded_matches (
+            scope TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            args_hash TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            PRIMARY KEY (scope, tool, args_hash, call_id)
+        ) WITHOUT ROWID;
+    """
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply every migration newer than the file's version; return the new version."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dedup.canonical import canonical_json
+from dedup.canonical import canonical_json, stable_hash
 from dedup.errors import Conflict, NotFound
-from dedup.ledger.base import ClaimConflict, LogEntry
+from dedup.ledger.base import ClaimConflict, Feedback, LogEntry
 from dedup.ledger.migrations import migrate
 from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
 
@@ -262,11 +262,16 @@ class SqliteLedger:
         )
 
     def iter_log(self) -> Iterator[LogEntry]:
-        """Every decision log entry, oldest first."""
+        """Every decision log entry, oldest first, with its latest feedback."""
         # A connection of its own, so a long export never holds a request thread's cursor.
         conn = sqlite3.connect(self._path, timeout=30)
         conn.row_factory = sqlite3.Row
+        latest = (
+            "SELECT f.* FROM feedback f WHERE f.row_id IN"
+            " (SELECT MAX(row_id) FROM feedback GROUP BY check_id)"
+        )
         try:
+            labels = {row["check_id"]: _feedback(row) for row in conn.execute(latest)}
             for row in conn.execute("SELECT * FROM decisions ORDER BY row_id"):
                 yield LogEntry(
                     check_id=row["check_id"],
@@ -283,9 +288,48 @@ class SqliteLedger:
                     latency_ms=row["latency_ms"],
                     dry_run=bool(row["dry_run"]),
                     explain=json.loads(row["explain_json"]),
+                    feedback=labels.get(row["check_id"]),
                 )
         finally:
             conn.close()
+
+    def add_feedback(
+        self, check_id: str, label: str, note: str | None, source: str, now: float
+    ) -> Feedback:
+        """Label a logged check; a 'distinct' label on a match rules that match out."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            row = conn.execute(
+                "SELECT scope, tool, args_json, matched_call_id FROM decisions WHERE check_id = ?",
+                (check_id,),
+            ).fetchone()
+            if row is None:
+                raise NotFound(f"no check with id {check_id!r}")
+            conn.execute(
+                "INSERT INTO feedback (check_id, label, note, source, ts) VALUES (?,?,?,?,?)",
+                (check_id, label, note, source, now),
+            )
+            excluded = row["matched_call_id"] if label == "distinct" else None
+            if excluded is not None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO excluded_matches VALUES (?,?,?,?)",
+                    (row["scope"], row["tool"], stable_hash(row["args_json"]), excluded),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        return Feedback(check_id, label, note, source, now, excluded)
+
+    def excluded_matches(self, scope: str, tool: str, args_hash: str) -> frozenset[str]:
+        """Calls that feedback said this exact proposal does not duplicate."""
+        rows = self._conn().execute(
+            "SELECT call_id FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?",
+            (scope, tool, args_hash),
+        )
+        return frozenset(call_id for (call_id,) in rows)
 
     def purge(self, before: float) -> int:
         """Delete calls created before ``before``; return how many."""
@@ -313,6 +357,10 @@ class SqliteLedger:
                 conn.close()
             self._conns.clear()
         self._local = threading.local()
+
+
+def _feedback(row: sqlite3.Row) -> Feedback:
+    return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
 
 
 def _may_complete(record: CallRecord, outcome: Outcome) -> bool:

@@ -1,0 +1,235 @@
+"""`tooldedup calibrate`: thresholds from labelled traffic, a policy file and a report."""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import sys
+import tempfile
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import tomli_w
+
+from calibration.compare import compare_modes, markdown_table
+from calibration.intervals import clopper_pearson_lower, wilson_lower
+from calibration.report import console_table, plot_mode_curves, plot_scope, write_html
+from calibration.samples import Sample, load_pairs, sample_from_entry, samples_from_log
+from calibration.scoring import score_pairs
+from calibration.thresholds import Bound, Calibration, choose_thresholds
+from dedup.errors import DedupError
+from dedup.policy import (
+    CompareMode,
+    PolicySet,
+    ToolPolicy,
+    load_policy_file,
+    policy_from_mapping,
+    policy_to_mapping,
+)
+
+__all__ = ["add_arguments", "predicted_changes", "run", "would_match"]
+
+# Written thresholds sit a hair under the chosen score: logged scores are rounded to 6 places.
+_MARGIN = 1e-6
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The `calibrate` subcommand's flags."""
+    parser.add_argument("--log", type=Path, help="decision log JSONL from `tooldedup export-log`")
+    parser.add_argument("--labels", type=Path, help="labelled pairs JSONL (calibration/data)")
+    parser.add_argument("--target-precision", type=float, default=0.99)
+    parser.add_argument("--confidence", type=float, default=0.95)
+    parser.add_argument(
+        "--interval", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
+    )
+    parser.add_argument("--policy", type=Path, help="base policy TOML to extend")
+    parser.add_argument("--out", type=Path, default=Path("calibrated-policy.toml"))
+    parser.add_argument("--report", type=Path, default=Path("calibration-report.html"))
+    parser.add_argument("--min-tool-labels", type=int, default=30)
+    parser.add_argument("--compare-modes", action="store_true", help="also score whole-call mode")
+    parser.add_argument("--cache-dir", type=Path, default=None, help="ONNX export cache")
+    parser.add_argument("--embedder", choices=["onnx-int8", "onnx", "torch"], default="onnx-int8")
+
+
+def _held_out(ref: str) -> bool:
+    return hashlib.sha256(ref.encode()).digest()[0] % 2 == 1
+
+
+def _calibrate_all(
+    samples: Sequence[Sample], args: argparse.Namespace, bound: Bound
+) -> tuple[Calibration, list[Calibration]]:
+    target, confidence = args.target_precision, args.confidence
+    overall = choose_thresholds(samples, target, "(global)", confidence, bound)
+    by_tool: dict[str, list[Sample]] = defaultdict(list)
+    for sample in samples:
+        by_tool[sample.tool].append(sample)
+    tools = [
+        choose_thresholds(group, target, tool, confidence, bound)
+        for tool, group in sorted(by_tool.items())
+        if len(group) >= args.min_tool_labels
+    ]
+    return overall, tools
+
+
+def _thresholds(calibration: Calibration) -> dict[str, Any]:
+    assert calibration.min_cosine_duplicate is not None
+    assert calibration.min_cosine_borderline is not None
+    top = max(-1.0, calibration.min_cosine_duplicate - _MARGIN)
+    return {
+        "min_cosine_duplicate": round(top, 7),
+        "min_cosine_borderline": round(max(-1.0, calibration.min_cosine_borderline - _MARGIN), 7),
+        # The band below the guarantee is for a judge; without one it must not match.
+        "borderline_action": "proceed",
+    }
+
+
+def _policy_document(
+    base: tuple[ToolPolicy, dict[str, dict[str, Any]]],
+    overall: Calibration,
+    tools: Sequence[Calibration],
+) -> dict[str, Any]:
+    defaults, tool_overrides = base
+    defaults_data = policy_to_mapping(defaults)
+    if overall.enough:
+        defaults_data.update(_thresholds(overall))
+    tools_data = {name: dict(data) for name, data in tool_overrides.items()}
+    for calibration in tools:
+        if calibration.enough:
+            tools_data.setdefault(calibration.scope, {}).update(_thresholds(calibration))
+    return {"defaults": defaults_data, "tools": tools_data}
+
+
+def _policy_set(document: dict[str, Any]) -> PolicySet:
+    defaults = policy_from_mapping(document["defaults"])
+    tools = {k: policy_from_mapping(v, defaults) for k, v in document["tools"].items()}
+    return PolicySet(defaults, tools)
+
+
+def would_match(sample: Sample, policy: ToolPolicy) -> bool:
+    """Whether the funnel, under ``policy``, would match a pair with these recorded scores."""
+    if sample.fixed is not None:
+        return True
+    if sample.cosine is None:
+        return False
+    if sample.cosine >= policy.min_cosine_duplicate:
+        return True
+    band = sample.cosine >= policy.min_cosine_borderline
+    return band and policy.borderline_action.value == "duplicate"
+
+
+def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) -> list[str]:
+    """Logged checks whose match would flip under ``policies``, one line each."""
+    lines = []
+    for entry in entries:
+        sample = sample_from_entry(entry, False, "log")
+        before = entry.get("stage") is not None
+        after = would_match(sample, policies.for_tool(sample.tool))
+        if before != after:
+            verb = "would now match" if after else "would no longer match"
+            lines.append(
+                f"{entry['check_id']} {entry['tool']}: {verb} (cosine {sample.cosine}, was "
+                f"{entry['decision']})"
+            )
+    return lines
+
+
+def _embedder(args: argparse.Namespace) -> Any:
+    from api.app import build_embedder
+    from api.settings import EmbedderBackend, Settings
+
+    return build_embedder(
+        Settings(cache_dir=args.cache_dir, embedder=EmbedderBackend(args.embedder))
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Calibrate, write the policy and the report; exit 2 on bad input."""
+    if args.log is None and args.labels is None:
+        print("tooldedup calibrate: give --log, --labels or both", file=sys.stderr)
+        return 2
+    if not 0.0 < args.target_precision < 1.0 or not 0.0 < args.confidence < 1.0:
+        print("tooldedup calibrate: target and confidence must be in (0, 1)", file=sys.stderr)
+        return 2
+    bound: Bound = clopper_pearson_lower if args.interval == "clopper-pearson" else wilson_lower
+    try:
+        base = load_policy_file(args.policy) if args.policy else (ToolPolicy(), {})
+        base_set = _policy_set({"defaults": policy_to_mapping(base[0]), "tools": base[1]})
+        samples: list[Sample] = []
+        entries: list[dict[str, Any]] = []
+        sections: list[tuple[str, str]] = []
+        plots: dict[str, bytes] = {}
+        if args.log is not None:
+            logged, entries = samples_from_log(args.log)
+            samples += logged
+            judged = sum(1 for s in logged if s.source == "judge")
+            print(f"log: {len(entries)} write checks, {len(logged)} labelled ({judged} by a judge)")
+        if args.labels is not None:
+            pairs = load_pairs(args.labels)
+            embedder = _embedder(args)
+            with tempfile.TemporaryDirectory() as work:
+                fields, rejected = score_pairs(pairs, base_set, embedder, Path(work) / "fields")
+                print(f"labels: {len(fields)} pairs scored, {len(rejected)} rejected as invalid")
+                samples += fields
+                if args.compare_modes:
+                    whole_defaults = replace(base_set.defaults, mode=CompareMode.WHOLE)
+                    whole, _ = score_pairs(
+                        pairs, PolicySet(whole_defaults), embedder, Path(work) / "whole",
+                        label="scoring pairs (whole-call mode)",
+                    )  # fmt: skip
+                    _compare(fields, whole, args, bound, sections, plots)
+    except (DedupError, OSError) as exc:
+        print(f"tooldedup calibrate: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    overall, tools = _calibrate_all(samples, args, bound)
+    document = _policy_document(base, overall, tools)
+    args.out.write_text(tomli_w.dumps(document), encoding="utf-8")
+    table = console_table([overall, *tools])
+    print(table)
+    if not overall.enough:
+        print(f"global: {overall.message}")
+    if entries:
+        changes = predicted_changes(entries, _policy_set(document))
+        summary = f"{len(changes)} of {len(entries)} logged write checks would change:\n"
+        sections.append(("Predicted decision changes", summary + "\n".join(changes)))
+        print(summary.rstrip())
+    for calibration in (overall, *tools):
+        scoped = (
+            samples
+            if calibration is overall
+            else [s for s in samples if s.tool == calibration.scope]
+        )
+        if any(s.cosine is not None for s in scoped):
+            plots[calibration.scope] = plot_scope(scoped, calibration)
+    write_html(args.report, "tooldedup calibration", [overall, *tools], plots, sections)
+    print(f"wrote {args.out} and {args.report}")
+    return 0
+
+
+def _compare(
+    fields: list[Sample],
+    whole: list[Sample],
+    args: argparse.Namespace,
+    bound: Bound,
+    sections: list[tuple[str, str]],
+    plots: dict[str, bytes],
+) -> None:
+    """Calibrate on one half of the pairs and compare every mode on the other half."""
+    train = [s for s in fields if not _held_out(s.ref)]
+    test_fields = [s for s in fields if _held_out(s.ref)]
+    test_whole = [s for s in whole if _held_out(s.ref)]
+    split = choose_thresholds(train, args.target_precision, "(train half)", args.confidence, bound)
+    results = compare_modes(test_fields, test_whole, split.min_cosine_duplicate)
+    table = markdown_table(results)
+    note = (
+        f"Held-out half: {len(test_fields)} pairs. Calibrated on the other half "
+        f"({len(train)} pairs): {split.message}\n\n"
+    )
+    sections.append(("Modes compared", note + table))
+    plots["modes: precision-recall"] = plot_mode_curves(test_fields, test_whole)
+    stem = args.report.with_suffix("")
+    Path(f"{stem}-modes.md").write_text(note + table + "\n", encoding="utf-8")
+    Path(f"{stem}-pr.png").write_bytes(plots["modes: precision-recall"])
+    print(note + table)

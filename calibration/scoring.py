@@ -1,0 +1,70 @@
+"""Score labelled pairs through the real funnel: the same code the service runs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from calibration.samples import LabelledPair, Sample
+from dedup.errors import DedupError
+from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from dedup.ledger import SqliteLedger
+from dedup.policy import PolicySet
+from dedup.protocols import Embedder
+from dedup.records import CallStatus, Outcome, Stage, ToolCall
+from dedup.service import DedupService
+from index import CachedEmbedder, FaissGroupIndex, SqliteVectorStore
+
+__all__ = ["score_pairs"]
+
+
+def score_pairs(
+    pairs: Sequence[LabelledPair],
+    policies: PolicySet,
+    embedder: Embedder,
+    workdir: Path,
+    *,
+    label: str = "scoring pairs",
+) -> tuple[list[Sample], list[str]]:
+    """Check ``a``, record it as done, dry-run ``b``: the scores the service would see.
+
+    Returns the samples and the refs of pairs the service rejected as invalid input.
+    """
+    workdir.mkdir(parents=True, exist_ok=True)
+    db = workdir / "scoring.db"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    cached = CachedEmbedder(embedder, SqliteVectorStore(workdir / "vectors.db"))
+    stages = [ExactStage(), FuzzyStage(), SemanticStage(cached, FaissGroupIndex(_dim(cached)))]
+    ledger = SqliteLedger(db)
+    service = DedupService(ledger, policies, stages)
+    samples: list[Sample] = []
+    rejected: list[str] = []
+    try:
+        for pair in tqdm(pairs, desc=label, unit="pair", leave=False):
+            try:
+                first = service.check(ToolCall(pair.ref, pair.tool, pair.a))
+                if first.call is not None:
+                    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED))
+                second = service.check(ToolCall(pair.ref, pair.tool, pair.b), dry_run=True)
+            except DedupError:
+                rejected.append(pair.ref)
+                continue
+            match = second.match
+            fixed = None
+            if match is not None and match.stage in (Stage.EXACT, Stage.FUZZY):
+                fixed = match.stage.value
+            semantic = [r for r in second.reports if r.stage is Stage.SEMANTIC]
+            cosine = semantic[0].score if semantic else None
+            samples.append(
+                Sample(pair.ref, pair.tool, pair.duplicate, fixed, cosine, pair.kind, "pairs")
+            )
+    finally:
+        ledger.close()
+    return samples, rejected
+
+
+def _dim(embedder: Embedder) -> int:
+    return int(embedder.embed(["dimension probe"]).shape[1])

@@ -1,0 +1,171 @@
+"""Threshold sweeps and selection under a precision guarantee."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from calibration.intervals import clopper_pearson_lower, labels_needed
+from calibration.samples import Sample
+
+__all__ = ["Calibration", "OperatingPoint", "choose_thresholds", "evaluate", "sweep"]
+
+# Above every cosine: the semantic stage never decides, only exact and fuzzy do.
+SEMANTIC_OFF = 1.000001
+Bound = Callable[[int, int, float], float]
+
+
+@dataclass(frozen=True, slots=True)
+class OperatingPoint:
+    """Confusion counts and rates at one duplicate threshold."""
+
+    min_cosine: float
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+    precision: float
+    precision_lower: float
+    recall: float
+
+    @property
+    def false_positive_rate(self) -> float:
+        """Share of distinct pairs called duplicates."""
+        negatives = self.fp + self.tn
+        return self.fp / negatives if negatives else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """Chosen thresholds for one tool (or globally), or why there are none."""
+
+    scope: str
+    labels: int
+    duplicates: int
+    enough: bool
+    point: OperatingPoint | None
+    min_cosine_duplicate: float | None
+    min_cosine_borderline: float | None
+    message: str
+
+
+def evaluate(
+    samples: Sequence[Sample],
+    min_cosine: float,
+    confidence: float = 0.95,
+    bound: Bound = clopper_pearson_lower,
+) -> OperatingPoint:
+    """Counts and rates when every pair at or above ``min_cosine`` is called a duplicate."""
+    tp = fp = fn = tn = 0
+    for sample in samples:
+        predicted = sample.predicted(min_cosine)
+        if predicted and sample.duplicate:
+            tp += 1
+        elif predicted:
+            fp += 1
+        elif sample.duplicate:
+            fn += 1
+        else:
+            tn += 1
+    called = tp + fp
+    return OperatingPoint(
+        min_cosine=min_cosine,
+        tp=tp,
+        fp=fp,
+        fn=fn,
+        tn=tn,
+        precision=tp / called if called else 1.0,
+        precision_lower=bound(tp, called, confidence) if called else 0.0,
+        recall=tp / (tp + fn) if tp + fn else 0.0,
+    )
+
+
+def sweep(
+    samples: Sequence[Sample], confidence: float = 0.95, bound: Bound = clopper_pearson_lower
+) -> list[OperatingPoint]:
+    """One operating point per distinct cosine, highest threshold first."""
+    off = evaluate(samples, SEMANTIC_OFF, confidence, bound)
+    scored = sorted(
+        (s for s in samples if s.fixed is None and s.cosine is not None),
+        key=lambda s: -(s.cosine or 0.0),
+    )
+    points = [off]
+    tp, fp = off.tp, off.fp
+    positives = off.tp + off.fn
+    negatives = off.fp + off.tn
+    for i, sample in enumerate(scored):
+        tp += sample.duplicate
+        fp += not sample.duplicate
+        last_of_tie = i + 1 == len(scored) or scored[i + 1].cosine != sample.cosine
+        if not last_of_tie:
+            continue
+        called = tp + fp
+        points.append(
+            OperatingPoint(
+                min_cosine=sample.cosine or 0.0,
+                tp=tp,
+                fp=fp,
+                fn=positives - tp,
+                tn=negatives - fp,
+                precision=tp / called,
+                precision_lower=bound(tp, called, confidence),
+                recall=tp / positives if positives else 0.0,
+            )
+        )
+    return points
+
+
+def _band_floor(samples: Sequence[Sample], top: float, window: int = 20) -> float:
+    """How far below ``top`` pairs stay mostly duplicates, judged over a sliding window.
+
+    Walking down from the duplicate threshold, the band ends where fewer than half of the
+    last ``window`` scored pairs are duplicates: below that a judge would mostly say no.
+    """
+    band = sorted(
+        (s for s in samples if s.fixed is None and s.cosine is not None and s.cosine < top),
+        key=lambda s: -(s.cosine or 0.0),
+    )
+    floor = top
+    for i, sample in enumerate(band):
+        recent = band[max(0, i - window + 1) : i + 1]
+        if sum(s.duplicate for s in recent) * 2 < len(recent):
+            break
+        floor = sample.cosine or top
+    return floor
+
+
+def choose_thresholds(
+    samples: Sequence[Sample],
+    target: float,
+    scope: str,
+    confidence: float = 0.95,
+    bound: Bound = clopper_pearson_lower,
+) -> Calibration:
+    """Maximise recall subject to the precision lower bound meeting ``target``.
+
+    The borderline band below the duplicate threshold reaches down as far as its pairs are
+    still mostly duplicates; it is for a judge, and otherwise proceeds, so the guarantee holds.
+    """
+    duplicates = sum(s.duplicate for s in samples)
+    feasible = [p for p in sweep(samples, confidence, bound) if p.precision_lower >= target]
+    semantic = [p for p in feasible if p.min_cosine <= 1.0]
+    if not semantic:
+        base = evaluate(samples, SEMANTIC_OFF, confidence, bound)
+        needed = labels_needed(target, confidence)
+        if base.fp:
+            why = f"exact and fuzzy matches alone already include {base.fp} false duplicates"
+        else:
+            scored = sum(s.duplicate and s.cosine is not None for s in samples)
+            more = max(needed - base.tp - scored, 1)
+            why = (
+                f"too few labels: precision >= {target} at {confidence:.0%} confidence needs "
+                f">= {needed} matched duplicates; has {base.tp + scored}, label ~{more} more"
+            )
+        return Calibration(scope, len(samples), duplicates, False, None, None, None, why)
+    best = max(semantic, key=lambda p: (p.recall, p.min_cosine))
+    floor = _band_floor(samples, best.min_cosine)
+    message = (
+        f"precision {best.precision:.4f} (lower bound {best.precision_lower:.4f}), "
+        f"recall {best.recall:.4f}"
+    )
+    return Calibration(scope, len(samples), duplicates, True, best, best.min_cosine, floor, message)

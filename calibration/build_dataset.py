@@ -18,6 +18,7 @@ import re
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from calibration import dataset_sources as ds
 
@@ -101,7 +102,7 @@ def set_at(obj: dict, path: tuple, value: object) -> None:
     obj[path[-1]] = value
 
 
-def reorder(obj: object, rng: random.Random) -> object:
+def reorder(obj: Any, rng: random.Random) -> Any:
     """Copy of obj with the keys of every dict shuffled (a different order where possible)."""
     if isinstance(obj, list):
         return [reorder(v, rng) for v in obj]
@@ -159,7 +160,7 @@ def reissue(args: dict, rng: random.Random) -> tuple[dict, dict, str]:
     return a, b, "; ".join(notes)
 
 
-def _get(obj: object, path: tuple) -> object:
+def _get(obj: Any, path: tuple) -> Any:
     """Leaf value at path."""
     for key in path:
         obj = obj[key]

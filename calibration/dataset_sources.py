@@ -14,6 +14,7 @@ import sys
 import tarfile
 import zipfile
 from pathlib import Path
+from typing import Any
 
 SOURCES = {"bfcl-eval": "2026.3.23", "nestful-wrapper": "0.1.7"}
 BFCL_DIR = "bfcl_eval/data/possible_answer/"
@@ -121,7 +122,7 @@ def read_member(archive: Path, suffix: str) -> bytes:
     raise SystemExit(f"{suffix} not found in {archive.name}")
 
 
-def norm(value: object) -> object:
+def norm(value: Any) -> Any:
     """Canonical comparison form: casefolded trimmed strings, numbers as float, sorted keys."""
     if isinstance(value, bool) or value is None:
         return ("const", value)

@@ -9,7 +9,7 @@ from tqdm import tqdm
 
 from calibration.samples import LabelledPair, Sample
 from dedup.errors import DedupError
-from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from dedup.funnel import ExactStage, FunnelStage, FuzzyStage, SemanticStage
 from dedup.ledger import SqliteLedger
 from dedup.policy import PolicySet
 from dedup.protocols import Embedder
@@ -37,7 +37,11 @@ def score_pairs(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     cached = CachedEmbedder(embedder, SqliteVectorStore(workdir / "vectors.db"))
-    stages = [ExactStage(), FuzzyStage(), SemanticStage(cached, FaissGroupIndex(_dim(cached)))]
+    stages: list[FunnelStage] = [
+        ExactStage(),
+        FuzzyStage(),
+        SemanticStage(cached, FaissGroupIndex(_dim(cached))),
+    ]
     ledger = SqliteLedger(db)
     service = DedupService(ledger, policies, stages)
     samples: list[Sample] = []

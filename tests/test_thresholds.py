@@ -59,7 +59,7 @@ def test_too_few_labels_says_how_many_more() -> None:
 
 
 def test_errors_in_exact_matches_are_reported() -> None:
-    samples = [Sample("x", "t", False, "exact", None)] + _samples([0.99] * 400, [])
+    samples = [Sample("x", "t", False, "exact", None), *_samples([0.99] * 400, [])]
     chosen = choose_thresholds(samples, 0.999, "t")
     assert not chosen.enough
     assert "false duplicates" in chosen.message

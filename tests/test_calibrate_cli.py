@@ -1,0 +1,86 @@
+"""`tooldedup calibrate` on the shipped labelled pairs."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from dedup.policy import load_policy_file
+
+DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / "pairs.jsonl"
+
+
+def _subset(tmp_path: Path, per_kind: int) -> Path:
+    seen: dict[str, int] = {}
+    lines = []
+    for line in DATA.read_text(encoding="utf-8").splitlines():
+        kind = json.loads(line)["kind"]
+        if seen.get(kind, 0) < per_kind:
+            seen[kind] = seen.get(kind, 0) + 1
+            lines.append(line)
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def _calibrate(tmp_path: Path, model_cache: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "api.cli",
+            "calibrate",
+            "--cache-dir",
+            str(model_cache),
+            "--out",
+            str(tmp_path / "policy.toml"),
+            "--report",
+            str(tmp_path / "report.html"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_calibrate_shipped_pairs_with_mode_comparison(tmp_path: Path, model_cache: Path) -> None:
+    pairs = _subset(tmp_path, per_kind=60)
+    result = _calibrate(
+        tmp_path,
+        model_cache,
+        "--labels",
+        str(pairs),
+        "--compare-modes",
+        "--target-precision",
+        "0.9",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "360 pairs scored" in result.stdout
+    modes = (tmp_path / "report-modes.md").read_text()
+    assert "whole-call embedding, cosine >= 0.85" in modes
+    assert "field-aware funnel, defaults" in modes
+    assert (tmp_path / "report-pr.png").read_bytes().startswith(b"\x89PNG")
+    defaults, _ = load_policy_file(tmp_path / "policy.toml")
+    assert -1.0 <= defaults.min_cosine_borderline <= defaults.min_cosine_duplicate <= 1.0
+
+
+def test_too_few_labels_is_said_not_guessed(tmp_path: Path, model_cache: Path) -> None:
+    pairs = _subset(tmp_path, per_kind=5)
+    result = _calibrate(tmp_path, model_cache, "--labels", str(pairs))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "too few labels" in result.stdout
+    assert "label ~" in result.stdout
+    defaults, _ = load_policy_file(tmp_path / "policy.toml")
+    assert defaults.min_cosine_duplicate == 0.90  # unchanged: nothing was guessed
+
+
+def test_bad_inputs(tmp_path: Path, model_cache: Path) -> None:
+    assert _calibrate(tmp_path, model_cache).returncode == 2
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"tool": "t", "a": {}, "b": [], "label": "duplicate"}\n')
+    result = _calibrate(tmp_path, model_cache, "--labels", str(broken))
+    assert result.returncode == 2
+    assert "broken.jsonl:1" in result.stderr

@@ -32,6 +32,7 @@ from api.settings import EmbedderBackend, Settings
 from dedup.errors import InvalidInput
 from dedup.explain import explain_data
 from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from dedup.judge import GuardedJudge
 from dedup.ledger import SqliteLedger
 from dedup.policy import (
     PolicySet,
@@ -50,8 +51,9 @@ from index import (
     SqliteVectorStore,
     packaged_model_path,
 )
+from index.llm_judge import OpenAIChatJudge
 
-__all__ = ["build_embedder", "create_app"]
+__all__ = ["build_embedder", "build_judge", "create_app"]
 
 logger = logging.getLogger(__name__)
 _WARM_UP = "warm up the embedding model once at start"
@@ -74,6 +76,22 @@ def build_embedder(settings: Settings) -> Embedder:
     except Exception:
         logger.exception("ONNX embedder failed to load; falling back to sentence-transformers")
         return SentenceTransformerEmbedder(model_dir)
+
+
+def build_judge(settings: Settings) -> GuardedJudge | None:
+    """The configured chat-completions judge behind a cache and circuit breaker, if any."""
+    if settings.judge_base_url is None:
+        return None
+    if not settings.judge_model:
+        raise InvalidInput("a judge needs a model name (--judge-model)")
+    inner = OpenAIChatJudge(
+        settings.judge_base_url,
+        settings.judge_model,
+        api_key_env=settings.judge_api_key_env,
+        timeout_seconds=settings.judge_timeout_seconds,
+        max_tokens=settings.judge_max_tokens,
+    )
+    return GuardedJudge(inner, cooldown_seconds=settings.judge_cooldown_seconds)
 
 
 def _load_policies(settings: Settings, ledger: SqliteLedger) -> PolicySet:
@@ -147,7 +165,7 @@ def create_app(
     semantic = SemanticStage(cached, FaissGroupIndex(dim=int(cached.embed([_WARM_UP]).shape[1])))
     service = DedupService(
         ledger, policies, [ExactStage(), FuzzyStage(), semantic],
-        clock=clock,
+        clock=clock, judge=build_judge(settings),
     )  # fmt: skip
     metrics = Metrics()
 
@@ -171,6 +189,7 @@ def create_app(
         finally:
             stop.set()
             purger.join()
+            service.close()
             ledger.close()
 
     app = FastAPI(

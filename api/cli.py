@@ -34,6 +34,10 @@ def _serve(args: argparse.Namespace) -> int:
         embedder=EmbedderBackend(args.embedder),
         embed_threads=args.embed_threads,
         cache_dir=args.cache_dir,
+        judge_base_url=args.judge_base_url,
+        judge_model=args.judge_model,
+        judge_api_key_env=args.judge_api_key_env,
+        judge_timeout_seconds=args.judge_timeout,
     )
     try:
         app = create_app(settings)
@@ -83,6 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--embed-threads", type=int, default=2)
     serve.add_argument("--cache-dir", type=Path, default=None, help="where the ONNX export is kept")
     serve.add_argument("--log-level", default="info")
+    _judge_arguments(serve)
     serve.set_defaults(run=_serve)
 
     export = commands.add_parser("export-log", help="write the decision log as JSONL")
@@ -95,6 +100,13 @@ def build_parser() -> argparse.ArgumentParser:
     _calibration_arguments(calibrate)
     calibrate.set_defaults(run=_calibrate)
     return parser
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--judge-base-url", default=None, help="OpenAI-compatible API base URL")
+    parser.add_argument("--judge-model", default=None)
+    parser.add_argument("--judge-api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
+    parser.add_argument("--judge-timeout", type=float, default=2.0, help="seconds")
 
 
 def _calibration_arguments(parser: argparse.ArgumentParser) -> None:

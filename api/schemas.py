@@ -133,6 +133,7 @@ class PolicyBody(BaseModel):
     borderline_action: Literal["duplicate", "proceed"] | None = None
     mode: Literal["fields", "whole"] | None = None
     max_candidates: int | None = None
+    judge_mode: Literal["off", "inline", "shadow"] | None = None
 
 
 class FeedbackRequest(BaseModel):

@@ -38,6 +38,12 @@ class Settings:
     retention_seconds: float = 7 * 86_400.0
     purge_interval_seconds: float = 600.0
     max_body_bytes: int = 1 << 20
+    judge_base_url: str | None = None
+    judge_model: str | None = None
+    judge_api_key_env: str | None = "TOOLDEDUP_JUDGE_API_KEY"
+    judge_timeout_seconds: float = 2.0
+    judge_max_tokens: int = 200
+    judge_cooldown_seconds: float = 30.0
 
     def resolved_cache_dir(self, environ: Mapping[str, str] = os.environ) -> Path:
         """Where the exported ONNX model is kept."""

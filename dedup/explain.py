@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from dedup.records import Decision, StageReport
@@ -29,6 +30,9 @@ def explain_data(decision: Decision) -> dict[str, Any]:
     if decision.differing_fields:
         data["differing_fields"] = list(decision.differing_fields)
         data["differing_from"] = decision.differing_from
+    if decision.judge is not None:
+        judge = {k: v for k, v in asdict(decision.judge).items() if v is not None}
+        data["judge"] = judge
     if decision.notes:
         data["notes"] = list(decision.notes)
     if decision.dry_run:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from dedup.errors import InvalidInput
-from dedup.records import SideEffect
+from dedup.records import JudgeMode, SideEffect
 
 __all__ = [
     "DEFAULT_VOLATILE_FIELDS",
@@ -89,6 +89,7 @@ class ToolPolicy:
     borderline_action: BorderlineAction = BorderlineAction.DUPLICATE
     mode: CompareMode = CompareMode.FIELDS
     max_candidates: int = 1000
+    judge_mode: JudgeMode = JudgeMode.OFF
 
     def __post_init__(self) -> None:
         _check_range("min_fuzzy_ratio", self.min_fuzzy_ratio, 0.0, 100.0)
@@ -111,6 +112,7 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "side_effect": SideEffect,
     "borderline_action": BorderlineAction,
     "mode": CompareMode,
+    "judge_mode": JudgeMode,
 }
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
 

@@ -13,6 +13,8 @@ __all__ = [
     "Decision",
     "DecisionKind",
     "FailureClass",
+    "JudgeMode",
+    "JudgeReport",
     "Match",
     "Outcome",
     "SemanticLeaf",
@@ -31,6 +33,14 @@ class SideEffect(StrEnum):
     READ = "read"
     WRITE = "write"
     IRREVERSIBLE = "irreversible"
+
+
+class JudgeMode(StrEnum):
+    """Whether the judge decides the borderline band, only labels it, or is not asked."""
+
+    OFF = "off"
+    INLINE = "inline"
+    SHADOW = "shadow"
 
 
 class CallStatus(StrEnum):
@@ -157,6 +167,19 @@ class StageReport:
 
 
 @dataclass(frozen=True, slots=True)
+class JudgeReport:
+    """What the judge did for a borderline match: a verdict, a failure, or a shadow call."""
+
+    mode: str
+    outcome: str
+    duplicate: bool | None = None
+    confidence: float | None = None
+    reason: str | None = None
+    detail: str | None = None
+    cached: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """A completion report for a claimed call."""
 
@@ -179,6 +202,7 @@ class Decision:
     differing_fields: tuple[str, ...] = ()
     differing_from: str | None = None
     notes: tuple[str, ...] = ()
+    judge: JudgeReport | None = None
     latency_ms: float = 0.0
     dry_run: bool = False
 

@@ -6,6 +6,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
 from dedup.canonical import canonicalize, intent_key, stable_hash
@@ -13,6 +14,7 @@ from dedup.critical import critical_tokens
 from dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
 from dedup.explain import explain_data
 from dedup.funnel import FunnelStage, Proposal, SemanticStage, run_funnel
+from dedup.judge import GuardedJudge, JudgeRequest
 from dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
 from dedup.policy import BorderlineAction, PolicySet, ToolPolicy
 from dedup.records import (
@@ -21,6 +23,8 @@ from dedup.records import (
     Decision,
     DecisionKind,
     FailureClass,
+    JudgeMode,
+    JudgeReport,
     Match,
     Outcome,
     SemanticLeaf,
@@ -60,8 +64,12 @@ class DedupService:
         stages: Sequence[FunnelStage],
         *,
         clock: Callable[[], float] = time.time,
+        judge: GuardedJudge | None = None,
     ) -> None:
         self._ledger = ledger
+        self._judge = judge
+        self._shadow = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tooldedup-judge")
+        self._shadow_jobs: list[Future[None]] = []
         self._policies = policies
         self._stages = tuple(stages)
         self._semantic = next((s for s in stages if isinstance(s, SemanticStage)), None)
@@ -98,6 +106,12 @@ class DedupService:
                 decision = self._decide(proposal, base, now, dry_run)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         self._log(proposal, decision, now)
+        if decision.judge is not None and decision.judge.outcome == "shadow":
+            assert decision.match is not None
+            assert self._judge is not None
+            request = _judge_request(proposal, decision.match)
+            job = self._shadow.submit(self._label_by_judge, decision.check_id, request)
+            self._shadow_jobs = [j for j in self._shadow_jobs if not j.done()] + [job]
         return decision
 
     def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
@@ -123,18 +137,62 @@ class DedupService:
         if ruled_out:
             candidates = [c for c in candidates if c.call_id not in ruled_out]
         match, reports = run_funnel(self._stages, proposal, candidates)
-        notes: tuple[str, ...] = ()
         if match is not None and match.borderline:
-            action = policy.borderline_action
-            notes = (f"borderline semantic match: policy action is {action.value}",)
-            if action is BorderlineAction.PROCEED:
-                match = None
-        base = replace(base, reports=reports, notes=notes)
+            match, base = self._resolve_borderline(proposal, match, base)
+        base = replace(base, reports=reports)
         if match is not None:
             return self._answer(proposal, base, match, reports, now)
         if not candidates:
             base = self._explain_difference(proposal, base, since)
         return self._claim(proposal, base, now, None) if not dry_run else base
+
+    def _resolve_borderline(
+        self, proposal: Proposal, match: Match, base: Decision
+    ) -> tuple[Match | None, Decision]:
+        """Ask the judge inline when configured; otherwise the policy's borderline action."""
+        policy = proposal.policy
+        mode = policy.judge_mode
+        report: JudgeReport | None = None
+        if mode is not JudgeMode.OFF and self._judge is None:
+            report = JudgeReport(mode.value, "not_configured")
+        elif mode is JudgeMode.SHADOW:
+            report = JudgeReport(mode.value, "shadow", detail="verdict recorded as a label")
+        elif mode is JudgeMode.INLINE and self._judge is not None:
+            outcome = self._judge.ask(_judge_request(proposal, match))
+            verdict = outcome.verdict
+            report = JudgeReport(
+                mode.value,
+                outcome.kind.value,
+                None if verdict is None else verdict.duplicate,
+                None if verdict is None else verdict.confidence,
+                None if verdict is None else verdict.reason,
+                outcome.detail,
+                outcome.cached,
+            )
+            if verdict is not None:
+                judged = Match(match.call, Stage.JUDGE, match.score) if verdict.duplicate else None
+                return judged, replace(base, judge=report, notes=("borderline: judge decided",))
+        action = policy.borderline_action
+        notes = (f"borderline semantic match: policy action is {action.value}",)
+        base = replace(base, judge=report, notes=notes)
+        return (None if action is BorderlineAction.PROCEED else match), base
+
+    def _label_by_judge(self, check_id: str, request: JudgeRequest) -> None:
+        assert self._judge is not None
+        verdict = self._judge.ask(request).verdict
+        if verdict is not None:
+            label = "duplicate" if verdict.duplicate else "distinct"
+            note = f"judge (confidence {verdict.confidence:.2f}): {verdict.reason}"
+            self._ledger.add_feedback(check_id, label, note, "judge", self._clock())
+
+    def drain_judge(self, timeout: float | None = None) -> None:
+        """Wait for shadow judge calls under way (tests and shutdown)."""
+        for job in list(self._shadow_jobs):
+            job.result(timeout)
+
+    def close(self) -> None:
+        """Finish shadow judge calls and stop their threads."""
+        self._shadow.shutdown(wait=True)
 
     def _answer(
         self,
@@ -253,6 +311,19 @@ class DedupService:
         if removed and self._semantic is not None:
             self._semantic.forget()
         return removed
+
+
+def _judge_request(proposal: Proposal, match: Match) -> JudgeRequest:
+    canonical = proposal.canonical
+    return JudgeRequest(
+        tool=proposal.call.tool,
+        side_effect=proposal.policy.side_effect.value,
+        proposal=canonical.args,
+        stored=match.call.args,
+        exact_fields=tuple(path for path, _ in canonical.exact_leaves),
+        semantic_fields=tuple(leaf.path for leaf in canonical.semantic_leaves),
+        cosine=match.score,
+    )
 
 
 def _signature_fields(

@@ -310,7 +310,9 @@ class SqliteLedger:
                 "INSERT INTO feedback (check_id, label, note, source, ts) VALUES (?,?,?,?,?)",
                 (check_id, label, note, source, now),
             )
-            excluded = row["matched_call_id"] if label == "distinct" else None
+            # A judge's label is for calibration only; it never changes what is served.
+            rules_out = label == "distinct" and source != "judge"
+            excluded = row["matched_call_id"] if rules_out else None
             if excluded is not None:
                 conn.execute(
                     "INSERT OR IGNORE INTO excluded_matches VALUES (?,?,?,?)",

@@ -1,0 +1,156 @@
+"""The optional LLM judge for the borderline band: protocol, verdicts, cache and circuit breaker.
+
+The judge never makes a check fail: every failure becomes an outcome that the service
+answers with the policy's borderline action.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from dedup.canonical import canonical_json, stable_hash
+from dedup.records import JudgeMode
+
+__all__ = [
+    "GuardedJudge",
+    "Judge",
+    "JudgeFailure",
+    "JudgeMode",
+    "JudgeOutcome",
+    "JudgeRequest",
+    "JudgeVerdict",
+    "OutcomeKind",
+]
+
+
+class OutcomeKind(StrEnum):
+    """What happened when the judge was asked."""
+
+    VERDICT = "verdict"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+    MALFORMED = "malformed"
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeRequest:
+    """Two calls to one tool, in canonical form, and what the policy says about their fields."""
+
+    tool: str
+    side_effect: str
+    proposal: Any
+    stored: Any
+    exact_fields: tuple[str, ...]
+    semantic_fields: tuple[str, ...]
+    cosine: float
+
+    @property
+    def cache_key(self) -> str:
+        """The pair's canonical hash: the same two calls always get the same key."""
+        return stable_hash(canonical_json([self.tool, self.proposal, self.stored]))
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeVerdict:
+    """The judge's answer, parsed strictly."""
+
+    duplicate: bool
+    confidence: float
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeOutcome:
+    """A verdict, or why there is none."""
+
+    kind: OutcomeKind
+    verdict: JudgeVerdict | None = None
+    detail: str | None = None
+    cached: bool = False
+
+
+class JudgeFailure(Exception):
+    """A judge call that produced no usable verdict."""
+
+    def __init__(self, kind: OutcomeKind, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+        self.detail = detail
+
+
+class Judge(Protocol):
+    """Anything that can judge a pair; raises ``JudgeFailure`` when it cannot."""
+
+    def judge(self, request: JudgeRequest) -> JudgeVerdict:
+        """Decide whether the proposal repeats the stored call."""
+        ...
+
+
+class GuardedJudge:
+    """Caches verdicts by pair and stops calling a failing judge for a cool-down period."""
+
+    def __init__(
+        self,
+        inner: Judge,
+        *,
+        failures_to_open: int = 3,
+        cooldown_seconds: float = 30.0,
+        cache_size: int = 10_000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if failures_to_open < 1 or cooldown_seconds < 0 or cache_size < 0:
+            raise ValueError("failures_to_open >= 1, cooldown_seconds >= 0, cache_size >= 0")
+        self._inner = inner
+        self._failures_to_open = failures_to_open
+        self._cooldown = cooldown_seconds
+        self._cache_size = cache_size
+        self._clock = clock
+        self._cache: OrderedDict[str, JudgeVerdict] = OrderedDict()
+        self._failures = 0
+        self._open_until: float | None = None
+        self._lock = threading.Lock()
+        self.calls = 0
+
+    @property
+    def circuit_open(self) -> bool:
+        """Whether calls are currently being refused."""
+        with self._lock:
+            return self._open_until is not None and self._clock() < self._open_until
+
+    def ask(self, request: JudgeRequest) -> JudgeOutcome:
+        """A verdict from the cache or the judge; any failure becomes an outcome."""
+        key = request.cache_key
+        with self._lock:
+            cached = self._cache.get(key)
+            if cached is not None:
+                self._cache.move_to_end(key)
+                return JudgeOutcome(OutcomeKind.VERDICT, cached, cached=True)
+            if self._open_until is not None and self._clock() < self._open_until:
+                return JudgeOutcome(OutcomeKind.UNAVAILABLE, detail="circuit open")
+            # Past the cool-down one call goes through (half-open); its result decides.
+            self.calls += 1
+        try:
+            verdict = self._inner.judge(request)
+        except JudgeFailure as failure:
+            self._record_failure()
+            return JudgeOutcome(failure.kind, detail=failure.detail)
+        with self._lock:
+            self._failures = 0
+            self._open_until = None
+            if self._cache_size:
+                self._cache[key] = verdict
+                while len(self._cache) > self._cache_size:
+                    self._cache.popitem(last=False)
+        return JudgeOutcome(OutcomeKind.VERDICT, verdict)
+
+    def _record_failure(self) -> None:
+        with self._lock:
+            self._failures += 1
+            if self._failures >= self._failures_to_open:
+                self._open_until = self._clock() + self._cooldown

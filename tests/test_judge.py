@@ -1,0 +1,146 @@
+"""The LLM judge against a scripted local chat-completions server."""
+
+from __future__ import annotations
+
+import json
+import socket
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from dedup.judge import GuardedJudge, JudgeFailure, JudgeRequest, OutcomeKind
+from index.llm_judge import OpenAIChatJudge, parse_verdict
+from tests.fake_llm import FakeLLM, Reply, fake_llm, verdict
+
+REQUEST = JudgeRequest(
+    tool="send_email",
+    side_effect="irreversible",
+    proposal={"to": "bob@example.com", "body": "Hello Bob, the report is attached."},
+    stored={"to": "bob@example.com", "body": "Hi Bob, I attached the report."},
+    exact_fields=("to",),
+    semantic_fields=("body",),
+    cosine=0.87,
+)
+
+
+@pytest.fixture
+def llm() -> Iterator[FakeLLM]:
+    with fake_llm() as server:
+        yield server
+
+
+@pytest.mark.parametrize(
+    ("content", "ok"),
+    [
+        ('{"duplicate": true, "confidence": 0.8, "reason": "same"}', True),
+        ('{"duplicate": false, "confidence": 0, "reason": ""}', True),
+        ('{"duplicate": true, "confidence": 1, "reason": "x"}', True),
+        ('{"duplicate": "yes", "confidence": 0.8, "reason": "x"}', False),
+        ('{"duplicate": true, "confidence": 1.2, "reason": "x"}', False),
+        ('{"duplicate": true, "confidence": true, "reason": "x"}', False),
+        ('{"duplicate": true, "confidence": 0.5}', False),
+        ('{"duplicate": true, "confidence": 0.5, "reason": "x", "extra": 1}', False),
+        ('```json\n{"duplicate": true, "confidence": 0.5, "reason": "x"}\n```', False),
+        ("[true, 0.5, 'x']", False),
+        ("", False),
+    ],
+)
+def test_verdicts_are_parsed_strictly(content: str, ok: bool) -> None:
+    if ok:
+        assert parse_verdict(content).reason is not None
+    else:
+        with pytest.raises(JudgeFailure) as failure:
+            parse_verdict(content)
+        assert failure.value.kind is OutcomeKind.MALFORMED
+
+
+@pytest.mark.parametrize("duplicate", [True, False])
+def test_verdict_each_way(llm: FakeLLM, duplicate: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JUDGE_KEY_FOR_TEST", "sk-test")
+    llm.script.append(verdict(duplicate, 0.75, "because"))
+    judge = OpenAIChatJudge(llm.url, "tiny-model", api_key_env="JUDGE_KEY_FOR_TEST")
+    result = judge.judge(REQUEST)
+    assert result.duplicate is duplicate
+    assert result.confidence == 0.75
+    sent = llm.requests[0]
+    assert sent["model"] == "tiny-model"
+    prompt = json.loads(sent["messages"][1]["content"])
+    assert prompt["stored_call_args"] == REQUEST.stored
+    assert prompt["proposed_call_args"] == REQUEST.proposal
+    assert prompt["exact_fields_compared_equal"] == ["to"]
+    assert prompt["free_text_fields_compared_by_meaning"] == ["body"]
+    assert llm.headers[0]["authorization"] == "Bearer sk-test"
+
+
+@pytest.mark.parametrize(
+    ("reply", "kind"),
+    [
+        (Reply(content="not json at all"), OutcomeKind.MALFORMED),
+        (Reply(body='{"unexpected": "shape"}'), OutcomeKind.MALFORMED),
+        (Reply(status=429, body='{"error": "rate limited"}'), OutcomeKind.UNAVAILABLE),
+        (Reply(status=500, body="oops"), OutcomeKind.UNAVAILABLE),
+        (
+            Reply(content='{"duplicate": true, "confidence": 0.9, "reason": "x"}', delay=1.0),
+            OutcomeKind.TIMEOUT,
+        ),
+    ],
+)
+def test_failures(llm: FakeLLM, reply: Reply, kind: OutcomeKind) -> None:
+    llm.script.append(reply)
+    judge = OpenAIChatJudge(llm.url, "m", timeout_seconds=0.3)
+    with pytest.raises(JudgeFailure) as failure:
+        judge.judge(REQUEST)
+    assert failure.value.kind is kind
+
+
+def test_unreachable_endpoint() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    judge = OpenAIChatJudge(f"http://127.0.0.1:{port}/v1", "m", timeout_seconds=0.5)
+    with pytest.raises(JudgeFailure) as failure:
+        judge.judge(REQUEST)
+    assert failure.value.kind is OutcomeKind.UNAVAILABLE
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_circuit_breaker_opens_and_closes(llm: FakeLLM) -> None:
+    clock = Clock()
+    guarded = GuardedJudge(
+        OpenAIChatJudge(llm.url, "m"), failures_to_open=2, cooldown_seconds=10, clock=clock
+    )
+    llm.script.extend([Reply(status=500, body="x"), Reply(status=503, body="x")])
+    assert guarded.ask(REQUEST).kind is OutcomeKind.UNAVAILABLE
+    assert not guarded.circuit_open
+    assert guarded.ask(REQUEST).kind is OutcomeKind.UNAVAILABLE
+    assert guarded.circuit_open
+    refused = guarded.ask(REQUEST)
+    assert refused.detail == "circuit open"
+    assert len(llm.requests) == 2  # the open circuit sent nothing
+    clock.now = 10.5
+    llm.script.append(verdict(False))
+    recovered = guarded.ask(REQUEST)
+    assert recovered.kind is OutcomeKind.VERDICT
+    assert not guarded.circuit_open
+    assert len(llm.requests) == 3
+
+
+def test_verdicts_are_cached_by_pair(llm: FakeLLM) -> None:
+    guarded = GuardedJudge(OpenAIChatJudge(llm.url, "m"))
+    llm.script.append(verdict(True, 0.6))
+    first = guarded.ask(REQUEST)
+    second = guarded.ask(REQUEST)
+    assert first.verdict == second.verdict
+    assert second.cached
+    assert len(llm.requests) == 1
+    other = replace(REQUEST, proposal={"to": "x@y.z", "body": "b"})
+    guarded.ask(other)
+    assert len(llm.requests) == 2

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -32,4 +33,8 @@ def test_schemathesis_finds_no_server_errors(tmp_path: Path, model_cache: Path) 
             cwd=tmp_path,  # schemathesis keeps a cache folder in its working directory
         )
     assert result.returncode == 0, result.stdout[-4000:]
-    assert "No issues found" in result.stdout
+    # Warnings (feedback on random check ids is mostly a 404) are fine; failures are not.
+    summary = re.search(r"(\d+) generated, (\d+) passed", result.stdout)
+    assert summary is not None, result.stdout[-4000:]
+    assert summary.group(1) == summary.group(2)
+    assert int(summary.group(1)) > 500

@@ -99,7 +99,36 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _calibration_arguments(calibrate)
     calibrate.set_defaults(run=_calibrate)
+    check = commands.add_parser(
+        "judge-check", help="send known pairs to a judge endpoint and print its agreement"
+    )
+    check.add_argument("--base-url", required=True, help="OpenAI-compatible API base URL")
+    check.add_argument("--model", required=True)
+    check.add_argument("--api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
+    check.add_argument("--timeout", type=float, default=10.0)
+    check.set_defaults(run=_judge_check)
     return parser
+
+
+def _judge_check(args: argparse.Namespace) -> int:
+    from calibration.judge_labels import agreement
+    from dedup.policy import PolicySet
+    from index.llm_judge import OpenAIChatJudge
+
+    judge = OpenAIChatJudge(
+        args.base_url, args.model, api_key_env=args.api_key_env, timeout_seconds=args.timeout
+    )
+    rows = agreement(judge, PolicySet())
+    agreed = 0
+    for pair, expected, said in rows:
+        ok = said.startswith("duplicate" if expected else "distinct")
+        agreed += ok
+        print(
+            f"{'ok  ' if ok else 'MISS'} expected {'duplicate' if expected else 'distinct':9}"
+            f" said {said:22} {pair[:90]}"
+        )
+    print(f"agreement: {agreed}/{len(rows)} ({agreed / len(rows):.0%})")
+    return 0
 
 
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:

@@ -20,7 +20,7 @@ from calibration.report import console_table, plot_mode_curves, plot_scope, writ
 from calibration.samples import Sample, load_pairs, sample_from_entry, samples_from_log
 from calibration.scoring import score_pairs
 from calibration.thresholds import Bound, Calibration, choose_thresholds
-from dedup.errors import DedupError
+from dedup.errors import DedupError, InvalidInput
 from dedup.policy import (
     CompareMode,
     PolicySet,
@@ -52,6 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--compare-modes", action="store_true", help="also score whole-call mode")
     parser.add_argument("--cache-dir", type=Path, default=None, help="ONNX export cache")
     parser.add_argument("--embedder", choices=["onnx-int8", "onnx", "torch"], default="onnx-int8")
+    parser.add_argument(
+        "--judge", action="store_true", help="label unlabelled borderline checks with the judge"
+    )
+    parser.add_argument("--db", type=Path, help="the service's SQLite file (for --judge)")
+    parser.add_argument("--judge-base-url", default=None)
+    parser.add_argument("--judge-model", default=None)
+    parser.add_argument("--judge-api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
+    parser.add_argument("--judge-timeout", type=float, default=10.0)
 
 
 def _held_out(ref: str) -> bool:
@@ -136,6 +144,35 @@ def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) ->
     return lines
 
 
+def _judge_labels(
+    args: argparse.Namespace, entries: list[dict[str, Any]], policies: PolicySet
+) -> list[Sample]:
+    from calibration.judge_labels import label_borderline
+    from dedup.judge import GuardedJudge
+    from dedup.ledger import SqliteLedger
+    from index.llm_judge import OpenAIChatJudge
+
+    if args.db is None or args.judge_base_url is None or args.judge_model is None:
+        raise InvalidInput("--judge needs --db, --judge-base-url and --judge-model")
+    if not args.db.exists():
+        raise InvalidInput(f"no database at {args.db}")
+    judge = GuardedJudge(
+        OpenAIChatJudge(
+            args.judge_base_url,
+            args.judge_model,
+            api_key_env=args.judge_api_key_env,
+            timeout_seconds=args.judge_timeout,
+        )
+    )
+    ledger = SqliteLedger(args.db)
+    try:
+        made, failed = label_borderline(entries, judge, ledger, policies)
+    finally:
+        ledger.close()
+    print(f"judge: labelled {len(made)} borderline checks ({failed} judge calls failed)")
+    return made
+
+
 def _embedder(args: argparse.Namespace) -> Any:
     from api.app import build_embedder
     from api.settings import EmbedderBackend, Settings
@@ -166,6 +203,15 @@ def run(args: argparse.Namespace) -> int:
             samples += logged
             judged = sum(1 for s in logged if s.source == "judge")
             print(f"log: {len(entries)} write checks, {len(logged)} labelled ({judged} by a judge)")
+            if args.judge:
+                made = _judge_labels(args, entries, base_set)
+                samples += made
+                listing = "\n".join(
+                    f"{s.ref} {s.tool} cosine {s.cosine}: "
+                    f"{'duplicate' if s.duplicate else 'distinct'}"
+                    for s in made
+                )
+                sections.append(("Judge-made labels", listing or "none"))
         if args.labels is not None:
             pairs = load_pairs(args.labels)
             embedder = _embedder(args)
@@ -176,9 +222,12 @@ def run(args: argparse.Namespace) -> int:
                 if args.compare_modes:
                     whole_defaults = replace(base_set.defaults, mode=CompareMode.WHOLE)
                     whole, _ = score_pairs(
-                        pairs, PolicySet(whole_defaults), embedder, Path(work) / "whole",
+                        pairs,
+                        PolicySet(whole_defaults),
+                        embedder,
+                        Path(work) / "whole",
                         label="scoring pairs (whole-call mode)",
-                    )  # fmt: skip
+                    )
                     _compare(fields, whole, args, bound, sections, plots)
     except (DedupError, OSError) as exc:
         print(f"tooldedup calibrate: {getattr(exc, 'message', exc)}", file=sys.stderr)

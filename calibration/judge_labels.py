@@ -1,0 +1,95 @@
+"""Judge-made labels: vet a judge on known pairs, and label borderline checks from a log."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from calibration.samples import Sample, sample_from_entry
+from dedup.canonical import canonicalize
+from dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
+from dedup.ledger import SqliteLedger
+from dedup.policy import PolicySet
+
+__all__ = ["KNOWN_PAIRS", "agreement", "label_borderline"]
+
+# (tool, stored args, proposed args, truly a duplicate?)
+KNOWN_PAIRS: tuple[tuple[str, dict[str, Any], dict[str, Any], bool], ...] = (
+    ("send_email", {"to": "bob@example.com", "body": "Hi Bob, the Q3 report is attached."},
+     {"to": "bob@example.com", "body": "Hello Bob, I've attached the Q3 report."}, True),
+    ("post_message", {"channel": "#ops", "text": "Database 3 is down, investigating now."},
+     {"channel": "#ops", "text": "We're looking into database 3, which is down."}, True),
+    ("create_ticket", {"project": "WEB", "title": "Login button broken on Safari"},
+     {"project": "WEB", "title": "Safari: the login button does not work"}, True),
+    ("add_comment", {"issue_id": "WEB-7", "body": "Fixed in the latest deploy, please retest."},
+     {"issue_id": "WEB-7", "body": "Please retest, the latest deploy fixes it."}, True),
+    ("send_email", {"to": "bob@example.com", "body": "Hi Bob, the Q3 report is attached."},
+     {"to": "bob@example.com", "body": "Hi Bob, did you get a chance to read the Q3 report?"},
+     False),
+    ("post_message", {"channel": "#team", "text": "Ask Dave to approve the budget request."},
+     {"channel": "#team", "text": "Ask Dave to reject the budget request."}, False),
+    ("add_comment", {"issue_id": "WEB-7", "body": "Fixed in the latest deploy, please retest."},
+     {"issue_id": "WEB-7", "body": "Still broken after the latest deploy, reopening."}, False),
+    ("post_message", {"channel": "#team", "text": "The offsite starts on Monday."},
+     {"channel": "#team", "text": "The offsite is cancelled on Monday."}, False),
+)  # fmt: skip
+
+
+def _request(
+    tool: str, stored: Any, proposal: Any, policies: PolicySet, cosine: float
+) -> JudgeRequest:
+    policy = policies.for_tool(tool)
+    canonical = canonicalize(proposal, policy)
+    return JudgeRequest(
+        tool=tool,
+        side_effect=policy.side_effect.value,
+        proposal=canonical.args,
+        stored=canonicalize(stored, policy).args,
+        exact_fields=tuple(path for path, _ in canonical.exact_leaves),
+        semantic_fields=tuple(leaf.path for leaf in canonical.semantic_leaves),
+        cosine=cosine,
+    )
+
+
+def agreement(judge: Judge, policies: PolicySet) -> list[tuple[str, bool, str]]:
+    """Ask the judge about each known pair: (pair, expected, what it said)."""
+    guarded = GuardedJudge(judge, cache_size=0)
+    rows = []
+    for tool, stored, proposal, expected in KNOWN_PAIRS:
+        outcome = guarded.ask(_request(tool, stored, proposal, policies, 0.0))
+        if outcome.verdict is None:
+            said = f"{outcome.kind.value} ({outcome.detail})"
+        else:
+            verdict = outcome.verdict
+            said = f"{'duplicate' if verdict.duplicate else 'distinct'} ({verdict.confidence:.2f})"
+        rows.append((f"{tool}: {proposal}", expected, said))
+    return rows
+
+
+def label_borderline(
+    entries: Sequence[dict[str, Any]],
+    judge: GuardedJudge,
+    ledger: SqliteLedger,
+    policies: PolicySet,
+) -> tuple[list[Sample], int]:
+    """Judge-made samples for unlabelled borderline checks, and how many judge calls failed."""
+    samples, failed = [], 0
+    for entry in entries:
+        if entry.get("feedback"):
+            continue
+        semantic = [s for s in entry["explain"]["stages"] if s["stage"] == "semantic"]
+        if not semantic or "borderline" not in (semantic[0].get("detail") or ""):
+            continue
+        stored_id = entry.get("matched_call_id") or semantic[0]["candidates"][0]["call_id"]
+        stored = ledger.get(stored_id)
+        if stored is None:
+            continue
+        request = _request(
+            entry["tool"], stored.args, entry["args"], policies, semantic[0]["score"]
+        )
+        outcome = judge.ask(request)
+        if outcome.kind is not OutcomeKind.VERDICT or outcome.verdict is None:
+            failed += 1
+            continue
+        samples.append(sample_from_entry(entry, outcome.verdict.duplicate, "judge"))
+    return samples, failed

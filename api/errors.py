@@ -71,7 +71,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_unexpected(request: Request, exc: Exception) -> JSONResponse:
         logger.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(500, "internal_error", "internal error; nothing was recorded")
+        return error_response(500, "internal_error", "internal error; see the server log")
 
     app.add_exception_handler(DedupError, on_dedup_error)
     app.add_exception_handler(RequestValidationError, on_validation)

@@ -126,6 +126,7 @@ class PolicyBody(BaseModel):
     volatile_fields: list[str] | None = None
     unordered_fields: list[str] | None = None
     min_fuzzy_ratio: float | None = None
+    max_fuzzy_edits: int | None = None
     min_cosine_duplicate: float | None = None
     min_cosine_borderline: float | None = None
     window_seconds: float | None = None

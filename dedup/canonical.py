@@ -24,22 +24,26 @@ from dedup.policy import DEFAULT_VOLATILE_FIELDS, CompareMode, ToolPolicy
 from dedup.records import CanonicalCall, SemanticLeaf
 
 __all__ = [
+    "LONG_TEXT_CHARS",
     "MAX_DEPTH",
     "PROSE_FIELD_NAMES",
     "VALUE_FIELD_NAMES",
     "canonical_json",
     "canonicalize",
+    "has_layout",
     "intent_key",
     "is_prose",
     "normalize_text",
     "stable_hash",
+    "validate_json",
 ]
 
 MAX_DEPTH = 32
+LONG_TEXT_CHARS = 800
 PROSE_FIELD_NAMES = frozenset(
     {
         "subject", "title", "body", "message", "text", "content", "description",
-        "summary", "note", "notes", "comment", "reason", "prompt", "query", "caption",
+        "summary", "note", "notes", "comment", "reason", "prompt", "caption",
     }
 )  # fmt: skip
 VALUE_FIELD_NAMES = frozenset(
@@ -87,6 +91,15 @@ def _is_enum_like(text: str) -> bool:
         return False
     # Mixed case inside a word ("aGVsbG8", "camelCase") marks an identifier: keep its case.
     return all(w.islower() or w.isupper() or w.istitle() for w in re.split(r"[ _-]", text))
+
+
+def has_layout(text: str) -> bool:
+    """Whether whitespace inside ``text`` carries meaning: indented lines, or a path."""
+    stripped = text.strip()
+    if "\n" in stripped:
+        lines = stripped.splitlines()[1:]
+        return any(line[:1] in (" ", "\t") for line in lines if line.strip())
+    return bool(_PATHLIKE.match(stripped))
 
 
 def _name_kind(name: str | None) -> bool | None:
@@ -181,16 +194,44 @@ class _Walk:
         self, value: str, path: str, name: str | None, sem: bool | None
     ) -> tuple[Any, Any]:
         _check_string(value)
-        text = normalize_text(value)
+        raw = unicodedata.normalize("NFC", value)
+        layout = has_layout(raw)
+        text = normalize_text(raw)
         if sem is None:
             by_name = _name_kind(name)
-            sem = is_prose(text) if by_name is None else by_name
+            # Indented multi-line text (code, YAML) and paths are values, whatever the name.
+            sem = False if layout else is_prose(text) if by_name is None else by_name
         if sem and text:
             self.semantic.append(SemanticLeaf(path, text))
+            if len(text) > LONG_TEXT_CHARS:
+                # The model reads only the first ~256 tokens: the end is compared on its own.
+                self.semantic.append(SemanticLeaf(f"{path}#end", text[-LONG_TEXT_CHARS:]))
             return text, {"~text": list(critical_tokens(text))}
-        exact = _exact_string(text)
+        # Whitespace is part of the value in code, file contents and paths.
+        exact = raw.strip() if layout else _exact_string(text)
         self.exact.append((path, canonical_json(exact)))
         return exact, exact
+
+
+def validate_json(value: Any, what: str, depth: int = 1) -> None:
+    """Reject what the ledger could not store and return: deep nesting, NaN, bad Unicode."""
+    if depth > MAX_DEPTH:
+        raise InvalidInput(f"{what} nests deeper than {MAX_DEPTH} levels")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise InvalidInput(f"{what}: object keys must be strings")
+            _check_string(key)
+            validate_json(item, what, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            validate_json(item, what, depth + 1)
+    elif isinstance(value, str):
+        _check_string(value)
+    elif isinstance(value, float) and not math.isfinite(value):
+        raise InvalidInput(f"{what}: numbers must be finite (no NaN or Infinity)")
+    elif value is not None and not isinstance(value, bool | int | float):
+        raise InvalidInput(f"{what}: unsupported value of type {type(value).__name__}")
 
 
 def _scalar(value: Any) -> Any:

@@ -1,52 +1,32 @@
-"""Critical tokens inside free text: numbers, times, dates and currencies.
+"""Critical tokens inside free text: numbers, dates, times, units, currencies and negations.
 
 Meaning is compared only on free text, and even there a number is never fuzzed:
-"meeting at 6 PM" and "meeting at 8 PM" embed almost identically but are
-different intents. The tokens found here join a call's exact signature.
+"meeting at 6 PM" and "meeting at 8 PM" embed almost identically but are different
+intents. The tokens found here join a call's exact signature. Order is kept, because
+"from 6 to 8" is not "from 8 to 6".
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
 
 __all__ = ["critical_tokens"]
 
 _NUMBER_WORDS = {
-    "zero": "0",
-    "two": "2",
-    "three": "3",
-    "four": "4",
-    "five": "5",
-    "six": "6",
-    "seven": "7",
-    "eight": "8",
-    "nine": "9",
-    "ten": "10",
-    "eleven": "11",
-    "twelve": "12",
-    "thirteen": "13",
-    "fourteen": "14",
-    "fifteen": "15",
-    "sixteen": "16",
-    "seventeen": "17",
-    "eighteen": "18",
-    "nineteen": "19",
-    "twenty": "20",
-    "thirty": "30",
-    "forty": "40",
-    "fifty": "50",
-    "sixty": "60",
-    "seventy": "70",
-    "eighty": "80",
-    "ninety": "90",
-    "hundred": "100",
-    "thousand": "1000",
-    "million": "1000000",
-    "billion": "1000000000",
-    "dozen": "12",
-}
-# "one" is left out on purpose: as a pronoun it is too common in paraphrases.
+    "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
+    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
+    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16",
+    "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30",
+    "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
+    "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
+    "billion": "1000000000", "dozen": "12", "half": "0.5",
+}  # fmt: skip
+# "one", "first" and "second" are left out on purpose: as a pronoun, an adverb and a unit
+# of time they are too common in paraphrases. Digits ("1", "1st") always count.
+_ORDINAL_WORDS = {
+    "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7", "eighth": "8",
+    "ninth": "9", "tenth": "10", "eleventh": "11", "twelfth": "12",
+}  # fmt: skip
 _DAY_WORDS = frozenset(
     {
         "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -63,65 +43,99 @@ _MONTH_ABBREV = {
 }  # fmt: skip
 _CURRENCY = {
     "$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr",
-    "usd": "usd", "eur": "eur", "gbp": "gbp", "jpy": "jpy", "inr": "inr",
     "dollars": "usd", "dollar": "usd", "euros": "eur", "euro": "eur", "pounds": "gbp",
 }  # fmt: skip
-
+# Short words right after a number are units or currencies ("5 kg", "500 CHF", "6 pm"),
+# except these.
+_NOT_UNITS = frozenset(
+    "a an and are as at be by for from in is it its of on or our per so the to up us "
+    "was we you i my me he she they his her all any but nor not off out too via".split()
+)
+# Negation flips an instruction while barely moving its embedding ("do not approve").
+_NEGATIONS = frozenset({"not", "no", "never", "cannot", "without", "nothing", "none", "nor"})
+_ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
+_NT = re.compile(r"n[\u2019']t\b", re.IGNORECASE)
+_TENS_ONE = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-one\b", re.I)
+_DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
-    r"(?P<num>\d[\d,]*(?:\.\d+)?)(?:\s*(?P<ampm>[ap]\.?m\.?)(?![a-z]))?"
+    r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
+    r"|(?P<num>(?:(?<![\w.])-)?(?:\d[\d,]*(?:\.\d+)?|(?<!\d)\.\d+))"
     r"|(?P<word>[^\W\d_]+)"
     r"|(?P<sym>[$€£¥₹])",
     re.IGNORECASE,
 )
-_DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
-_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 
 
 def _normal_number(text: str) -> list[str]:
+    """Digits as written, without grouping commas, leading zeros or trailing fraction zeros."""
     parts = [text.replace(",", "")] if _THOUSANDS.fullmatch(text) else text.split(",")
     out = []
     for part in parts:
-        if not part:
+        if not part or part == "-":
             continue
-        try:
-            value = Decimal(part)
-        except InvalidOperation:  # pragma: no cover - the regex admits only digits
-            out.append(part)
-            continue
-        text_value = format(value.normalize(), "f")
-        out.append(text_value)
+        sign = "-" if part.startswith("-") else ""
+        whole, _, fraction = part.lstrip("-").partition(".")
+        whole = whole.lstrip("0") or "0"
+        fraction = fraction.rstrip("0")
+        value = f"{whole}.{fraction}" if fraction else whole
+        out.append("0" if value == "0" else sign + value)
     return out
 
 
+def _stamp(text: str) -> str:
+    """A date or time with each numeric part normalised: "2024-03-05" and "2024-3-5" agree."""
+    return re.sub(r"\d+", lambda m: m.group().lstrip("0") or "0", text)
+
+
 def critical_tokens(text: str) -> tuple[str, ...]:
-    """The sorted multiset of numbers, dates, times and currencies in ``text``."""
+    """Numbers, dates, times and negations in order, then units and currencies as a bag."""
+    text = _NT.sub(" not", _DOTTED_AMPM.sub(r"\1m", _TENS_ONE.sub(r"\1 1", text)))
+    matches = list(_TOKEN.finditer(text))
     tokens: list[str] = []
-    matches = list(_TOKEN.finditer(_DOTTED_AMPM.sub(r"\1m", text)))
+    # Units and currencies move around a number ("$100", "100 dollars", "USD 100"): they
+    # are kept as a sorted bag after the ordered numbers.
+    units: list[str] = []
     for i, m in enumerate(matches):
-        if m.group("num"):
+        previous = matches[i - 1] if i else None
+        after = previous is not None and _is_number(previous) and _adjacent(text, previous, m)
+        after_stamp = after and previous is not None and bool(previous.group("stamp"))
+        if m.group("stamp"):
+            tokens.append(_stamp(m.group("stamp")))
+        elif m.group("num"):
             tokens.extend(_normal_number(m.group("num")))
-            if m.group("ampm"):
-                tokens.append(m.group("ampm").replace(".", "").lower())
-            continue
-        if m.group("sym"):
-            tokens.append(_CURRENCY[m.group("sym")])
-            continue
-        word = m.group("word").lower()
-        if word in _NUMBER_WORDS:
-            tokens.append(_NUMBER_WORDS[word])
-        elif word in _DAY_WORDS:
-            tokens.append(word)
-        elif word in _CURRENCY:
-            tokens.append(_CURRENCY[word])
-        elif word in ("am", "pm") and i and _is_number(matches[i - 1]):
-            tokens.append(word)
-        elif word in _MONTH_ABBREV and _next_to_number(matches, i):
-            tokens.append(_MONTH_ABBREV[word])
-    return tuple(sorted(tokens))
+        elif m.group("sym"):
+            units.append(_CURRENCY[m.group("sym")])
+        else:
+            word = m.group("word").lower()
+            if word in _NUMBER_WORDS:
+                tokens.append(_NUMBER_WORDS[word])
+            elif word in _ORDINAL_WORDS:
+                tokens.extend((_ORDINAL_WORDS[word], "ord"))
+            elif word in _DAY_WORDS:
+                tokens.append(word)
+            elif word in _NEGATIONS:
+                tokens.append("not")
+            elif word in _CURRENCY:
+                units.append(_CURRENCY[word])
+            elif after and word in _ORDINAL_SUFFIX:
+                tokens.append("ord")
+            elif word in _MONTH_ABBREV and _next_to_number(matches, i):
+                tokens.append(_MONTH_ABBREV[word])
+            elif after and word in ("am", "pm"):
+                tokens.append(word)  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
+            elif after and not after_stamp and len(word) <= 3 and word not in _NOT_UNITS:
+                units.append(word)
+    return (*tokens, *sorted(units))
 
 
 def _is_number(m: re.Match[str]) -> bool:
-    return bool(m.group("num")) or (m.group("word") or "").lower() in _NUMBER_WORDS
+    word = (m.group("word") or "").lower()
+    return bool(m.group("num") or m.group("stamp")) or word in _NUMBER_WORDS
+
+
+def _adjacent(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
+    return not text[left.end() : right.start()].strip()
 
 
 def _next_to_number(matches: list[re.Match[str]], i: int) -> bool:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from rapidfuzz import fuzz
+from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
 from dedup.canonical import canonical_json, stable_hash
@@ -91,8 +92,13 @@ class FuzzyStage:
     """Every semantic leaf is a near-identical string (whitespace, case, typos)."""
 
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
-        """Score each candidate by its weakest leaf's rapidfuzz ratio (0..100)."""
+        """Score each candidate by its weakest leaf's rapidfuzz ratio (0..100).
+
+        A leaf that needs more than ``max_fuzzy_edits`` character edits scores 0: in a long
+        text 97% similar can still hide "approved" turned into "denied".
+        """
         threshold = proposal.policy.min_fuzzy_ratio
+        max_edits = proposal.policy.max_fuzzy_edits
         leaves = proposal.canonical.semantic_leaves
         if not leaves or not candidates:
             return StageResult(StageReport(Stage.FUZZY, None, threshold, False))
@@ -103,7 +109,11 @@ class FuzzyStage:
             weakest = 100.0
             for leaf, mine in zip(leaves, processed, strict=True):
                 theirs = texts.get(leaf.path)
-                ratio = 0.0 if theirs is None else fuzz.ratio(mine, default_process(theirs))
+                ratio = 0.0
+                if theirs is not None:
+                    other = default_process(theirs)
+                    if Indel.distance(mine, other, score_cutoff=max_edits) <= max_edits:
+                        ratio = fuzz.ratio(mine, other)
                 weakest = min(weakest, ratio)
             scores.append((record, weakest))
         best = _best(scores)

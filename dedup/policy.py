@@ -82,6 +82,7 @@ class ToolPolicy:
     volatile_fields: tuple[str, ...] = ()
     unordered_fields: tuple[str, ...] = ()
     min_fuzzy_ratio: float = 97.0
+    max_fuzzy_edits: int = 10
     min_cosine_duplicate: float = 0.90
     min_cosine_borderline: float = 0.85
     window_seconds: float = 86_400.0
@@ -100,6 +101,7 @@ class ToolPolicy:
         _check_range("window_seconds", self.window_seconds, 1e-3, 10 * 365 * 86_400.0)
         _check_range("lease_seconds", self.lease_seconds, 1e-3, 7 * 86_400.0)
         _check_range("max_candidates", self.max_candidates, 1, 100_000)
+        _check_range("max_fuzzy_edits", self.max_fuzzy_edits, 0, 100_000)
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
             _check_paths(name, getattr(self, name))
         both = set(self.exact_fields) & set(self.semantic_fields)
@@ -135,9 +137,9 @@ def policy_from_mapping(data: Mapping[str, Any], base: ToolPolicy | None = None)
             except ValueError:
                 allowed = ", ".join(m.value for m in enum)
                 raise InvalidInput(f"{key} must be one of: {allowed}") from None
-        elif key == "max_candidates":
+        elif key in ("max_candidates", "max_fuzzy_edits"):
             if isinstance(value, bool) or not isinstance(value, int):
-                raise InvalidInput("max_candidates must be an integer")
+                raise InvalidInput(f"{key} must be an integer")
             values[key] = value
         else:
             if isinstance(value, bool) or not isinstance(value, int | float):

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from dedup.canonical import canonicalize, intent_key, stable_hash
+from dedup.canonical import canonicalize, intent_key, stable_hash, validate_json
 from dedup.critical import critical_tokens
 from dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
 from dedup.explain import explain_data
@@ -286,6 +286,8 @@ class DedupService:
             raise InvalidInput("a completion cannot set status 'pending'")
         if (outcome.status is CallStatus.FAILED) != (outcome.failure_class is not None):
             raise InvalidInput("failure_class is required for, and only for, status 'failed'")
+        validate_json(outcome.result, "result")
+        validate_json(outcome.error, "error")
         return self._ledger.complete(call_id, outcome, self._clock())
 
     def get(self, call_id: str) -> CallRecord:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -164,3 +165,30 @@ def test_api_key(settings: Settings, embedder: Embedder) -> None:
         assert good.status_code == 200
         metrics = client.get("/metrics")
         assert metrics.status_code == 401
+
+
+@pytest.mark.parametrize(
+    "outcome",
+    [
+        {"status": "succeeded", "result": _deep(40)},
+        {"status": "succeeded", "result": {"x": "\ud800"}},
+        {"status": "failed", "failure_class": "poison", "error": {"\ud800": 1}},
+    ],
+)
+def test_unstorable_results_are_rejected(client: TestClient, outcome: dict[str, Any]) -> None:
+    call_id = check(client, EMAIL)["call_id"]
+    body = json.dumps(outcome)  # escapes lone surrogates as \ud800, as a client would
+    response = client.post(
+        f"/v1/calls/{call_id}/complete", content=body, headers={"content-type": "application/json"}
+    )
+    assert _error(response, 422) == "invalid_input"
+    assert client.get(f"/v1/calls/{call_id}").json()["status"] == "pending"
+
+
+def test_nan_result_is_rejected(client: TestClient) -> None:
+    call_id = check(client, EMAIL)["call_id"]
+    body = b'{"status": "succeeded", "result": NaN}'
+    response = client.post(
+        f"/v1/calls/{call_id}/complete", content=body, headers={"content-type": "application/json"}
+    )
+    assert _error(response, 422) == "invalid_input"

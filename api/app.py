@@ -91,7 +91,11 @@ def build_judge(settings: Settings) -> GuardedJudge | None:
         timeout_seconds=settings.judge_timeout_seconds,
         max_tokens=settings.judge_max_tokens,
     )
-    return GuardedJudge(inner, cooldown_seconds=settings.judge_cooldown_seconds)
+    return GuardedJudge(
+        inner,
+        cooldown_seconds=settings.judge_cooldown_seconds,
+        deadline_seconds=settings.judge_timeout_seconds,
+    )
 
 
 def _load_policies(settings: Settings, ledger: SqliteLedger) -> PolicySet:

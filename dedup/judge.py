@@ -10,6 +10,8 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -102,11 +104,19 @@ class GuardedJudge:
         failures_to_open: int = 3,
         cooldown_seconds: float = 30.0,
         cache_size: int = 10_000,
+        deadline_seconds: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if failures_to_open < 1 or cooldown_seconds < 0 or cache_size < 0:
             raise ValueError("failures_to_open >= 1, cooldown_seconds >= 0, cache_size >= 0")
+        if deadline_seconds is not None and deadline_seconds <= 0:
+            raise ValueError("deadline_seconds must be positive")
         self._inner = inner
+        self._deadline = deadline_seconds
+        # Calls run on their own threads so that a slow or trickling endpoint cannot hold a
+        # check past the deadline, whatever the HTTP client's per-phase timeouts allow.
+        self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tooldedup-judge-call")
+        self._probing = False
         self._failures_to_open = failures_to_open
         self._cooldown = cooldown_seconds
         self._cache_size = cache_size
@@ -131,18 +141,29 @@ class GuardedJudge:
             if cached is not None:
                 self._cache.move_to_end(key)
                 return JudgeOutcome(OutcomeKind.VERDICT, cached, cached=True)
-            if self._open_until is not None and self._clock() < self._open_until:
-                return JudgeOutcome(OutcomeKind.UNAVAILABLE, detail="circuit open")
-            # Past the cool-down one call goes through (half-open); its result decides.
+            if self._open_until is not None:
+                if self._clock() < self._open_until:
+                    return JudgeOutcome(OutcomeKind.UNAVAILABLE, detail="circuit open")
+                # Past the cool-down one call goes through (half-open); its result decides.
+                if self._probing:
+                    return JudgeOutcome(OutcomeKind.UNAVAILABLE, detail="circuit half-open")
+                self._probing = True
             self.calls += 1
         try:
-            verdict = self._inner.judge(request)
+            verdict = self._pool.submit(self._inner.judge, request).result(self._deadline)
+        except FutureTimeout:
+            self._record_failure()
+            return JudgeOutcome(OutcomeKind.TIMEOUT, detail="no verdict within the deadline")
         except JudgeFailure as failure:
             self._record_failure()
             return JudgeOutcome(failure.kind, detail=failure.detail)
+        except Exception as exc:  # a judge must never make a check fail
+            self._record_failure()
+            return JudgeOutcome(OutcomeKind.UNAVAILABLE, detail=type(exc).__name__)
         with self._lock:
             self._failures = 0
             self._open_until = None
+            self._probing = False
             if self._cache_size:
                 self._cache[key] = verdict
                 while len(self._cache) > self._cache_size:
@@ -152,5 +173,10 @@ class GuardedJudge:
     def _record_failure(self) -> None:
         with self._lock:
             self._failures += 1
-            if self._failures >= self._failures_to_open:
+            if self._probing or self._failures >= self._failures_to_open:
                 self._open_until = self._clock() + self._cooldown
+            self._probing = False
+
+    def close(self) -> None:
+        """Stop the call threads without waiting for calls still under way."""
+        self._pool.shutdown(wait=False, cancel_futures=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 import uuid
@@ -36,6 +37,7 @@ from dedup.records import (
 
 __all__ = ["DedupService", "answer_for"]
 
+logger = logging.getLogger(__name__)
 _LOCK_STRIPES = 64
 _EXPLAIN_RECENT = 20
 
@@ -70,6 +72,7 @@ class DedupService:
         self._judge = judge
         self._shadow = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tooldedup-judge")
         self._shadow_jobs: list[Future[None]] = []
+        self._shadow_lock = threading.Lock()
         self._policies = policies
         self._stages = tuple(stages)
         self._semantic = next((s for s in stages if isinstance(s, SemanticStage)), None)
@@ -111,7 +114,8 @@ class DedupService:
             assert self._judge is not None
             request = _judge_request(proposal, decision.match)
             job = self._shadow.submit(self._label_by_judge, decision.check_id, request)
-            self._shadow_jobs = [j for j in self._shadow_jobs if not j.done()] + [job]
+            with self._shadow_lock:
+                self._shadow_jobs = [j for j in self._shadow_jobs if not j.done()] + [job]
         return decision
 
     def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
@@ -179,20 +183,27 @@ class DedupService:
 
     def _label_by_judge(self, check_id: str, request: JudgeRequest) -> None:
         assert self._judge is not None
-        verdict = self._judge.ask(request).verdict
-        if verdict is not None:
-            label = "duplicate" if verdict.duplicate else "distinct"
-            note = f"judge (confidence {verdict.confidence:.2f}): {verdict.reason}"
-            self._ledger.add_feedback(check_id, label, note, "judge", self._clock())
+        try:
+            verdict = self._judge.ask(request).verdict
+            if verdict is not None:
+                label = "duplicate" if verdict.duplicate else "distinct"
+                note = f"judge (confidence {verdict.confidence:.2f}): {verdict.reason}"
+                self._ledger.add_feedback(check_id, label, note, "judge", self._clock())
+        except Exception:  # a background label must never take the service down
+            logger.exception("shadow judge call for %s failed", check_id)
 
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
-        for job in list(self._shadow_jobs):
+        with self._shadow_lock:
+            jobs = list(self._shadow_jobs)
+        for job in jobs:
             job.result(timeout)
 
     def close(self) -> None:
-        """Finish shadow judge calls and stop their threads."""
-        self._shadow.shutdown(wait=True)
+        """Drop queued shadow judge calls, wait for running ones, stop the judge's threads."""
+        self._shadow.shutdown(wait=True, cancel_futures=True)
+        if self._judge is not None:
+            self._judge.close()
 
     def _answer(
         self,

@@ -43,7 +43,7 @@ def parse_verdict(content: str) -> JudgeVerdict:
     """Parse the model's reply strictly: one JSON object with exactly the three keys."""
     try:
         data = json.loads(content)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         raise JudgeFailure(OutcomeKind.MALFORMED, "reply is not JSON") from None
     if not isinstance(data, dict) or set(data) != _KEYS:
         raise JudgeFailure(OutcomeKind.MALFORMED, f"reply must have exactly {sorted(_KEYS)}")
@@ -52,7 +52,8 @@ def parse_verdict(content: str) -> JudgeVerdict:
         raise JudgeFailure(OutcomeKind.MALFORMED, "duplicate must be a boolean, reason a string")
     if isinstance(confidence, bool) or not isinstance(confidence, int | float):
         raise JudgeFailure(OutcomeKind.MALFORMED, "confidence must be a number")
-    if not 0.0 <= float(confidence) <= 1.0:
+    # Compared before any float(): a 400-digit integer would overflow it.
+    if not 0 <= confidence <= 1:
         raise JudgeFailure(OutcomeKind.MALFORMED, "confidence must be in [0, 1]")
     return JudgeVerdict(duplicate, float(confidence), reason[:500])
 
@@ -107,7 +108,7 @@ class OpenAIChatJudge:
             raise JudgeFailure(OutcomeKind.UNAVAILABLE, f"HTTP {response.status_code}")
         try:
             content = response.json()["choices"][0]["message"]["content"]
-        except (ValueError, KeyError, IndexError, TypeError):
+        except (ValueError, KeyError, IndexError, TypeError, RecursionError):
             raise JudgeFailure(OutcomeKind.MALFORMED, "not a chat-completions answer") from None
         return parse_verdict(content)
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
@@ -143,4 +145,59 @@ def test_verdicts_are_cached_by_pair(llm: FakeLLM) -> None:
     assert len(llm.requests) == 1
     other = replace(REQUEST, proposal={"to": "x@y.z", "body": "b"})
     guarded.ask(other)
+    assert len(llm.requests) == 2
+
+
+class Exploding:
+    """A judge whose client fails in a way it did not foresee."""
+
+    def judge(self, request: JudgeRequest) -> None:
+        raise OverflowError("not a JudgeFailure")
+
+
+def test_unexpected_errors_become_outcomes() -> None:
+    outcome = GuardedJudge(Exploding()).ask(REQUEST)  # type: ignore[arg-type]
+    assert outcome.kind is OutcomeKind.UNAVAILABLE
+    assert outcome.detail == "OverflowError"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ['{"duplicate": true, "confidence": 1' + "0" * 400 + ', "reason": "x"}', "[" * 100_000],
+)
+def test_hostile_replies_are_malformed(content: str) -> None:
+    with pytest.raises(JudgeFailure) as failure:
+        parse_verdict(content)
+    assert failure.value.kind is OutcomeKind.MALFORMED
+
+
+def test_deadline_bounds_a_trickling_endpoint(llm: FakeLLM) -> None:
+    # Each phase of the HTTP call is within its own timeout, but the whole call is not.
+    llm.script.append(
+        Reply(content='{"duplicate": true, "confidence": 1, "reason": "x"}', delay=1.5)
+    )
+    guarded = GuardedJudge(OpenAIChatJudge(llm.url, "m", timeout_seconds=5), deadline_seconds=0.3)
+    outcome = guarded.ask(REQUEST)
+    assert outcome.kind is OutcomeKind.TIMEOUT
+    guarded.close()
+
+
+def test_half_open_lets_one_probe_through(llm: FakeLLM) -> None:
+    clock = Clock()
+    slow = Reply(content='{"duplicate": true, "confidence": 1, "reason": "x"}', delay=0.5)
+    guarded = GuardedJudge(
+        OpenAIChatJudge(llm.url, "m"), failures_to_open=1, cooldown_seconds=1, clock=clock
+    )
+    llm.script.append(Reply(status=500, body="x"))
+    guarded.ask(REQUEST)
+    assert guarded.circuit_open
+    clock.now = 2.0
+    llm.script.append(slow)
+    other = replace(REQUEST, proposal={"to": "x@y.z", "body": "b"})
+    with ThreadPoolExecutor(2) as pool:
+        probe = pool.submit(guarded.ask, REQUEST)
+        time.sleep(0.1)
+        refused = guarded.ask(other)
+        assert probe.result().kind is OutcomeKind.VERDICT
+    assert refused.detail == "circuit half-open"
     assert len(llm.requests) == 2

@@ -12,7 +12,7 @@ from rapidfuzz.utils import default_process
 
 from dedup.canonical import canonical_json, stable_hash
 from dedup.policy import ToolPolicy
-from dedup.protocols import Embedder, VectorIndex
+from dedup.protocols import Embedder, VectorIndex, Vectors
 from dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
 
 __all__ = [
@@ -146,23 +146,25 @@ class SemanticStage:
                 StageReport(Stage.SEMANTIC, None, policy.min_cosine_duplicate, False)
             )
         groups = [group_key(proposal, leaf.path) for leaf in leaves]
-        to_load = [
+        texts = [leaf.text for leaf in leaves]
+        # One embed call covers the proposal and every group that must be (re)loaded: a
+        # group another process added calls to, or one evicted or purged since, is rebuilt
+        # from the candidates, whose vectors come from the embedding cache.
+        loads = [
             (group, self._candidate_texts(leaf.path, candidates))
             for leaf, group in zip(leaves, groups, strict=True)
             if not self._index.has(group)
         ]
-        # One embed call covers the proposal and any group not yet in the index.
-        texts = [leaf.text for leaf in leaves]
-        texts += [text for _, pairs in to_load for _, text in pairs]
-        vectors = self._embedder.embed(texts)
-        offset = len(leaves)
-        for group, pairs in to_load:
-            self._index.load(group, [k for k, _ in pairs], vectors[offset : offset + len(pairs)])
-            offset += len(pairs)
+        vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
+        self._load(loads, vectors[len(leaves) :])
         keys = [record.row_id for record in candidates]
         weakest = dict.fromkeys(keys, 1.0)
-        for group, vector in zip(groups, vectors, strict=False):
+        for leaf, group, vector in zip(leaves, groups, vectors, strict=False):
+            pairs = self._candidate_texts(leaf.path, candidates)
             cosines = self._index.search(group, vector, keys)
+            if any(key not in cosines for key, _ in pairs):
+                self._load([(group, pairs)], self._embedder.embed([t for _, t in pairs]))
+                cosines = self._index.search(group, vector, keys)
             for key in keys:
                 weakest[key] = min(weakest[key], cosines.get(key, -1.0))
         scores = [(record, weakest[record.row_id]) for record in candidates]
@@ -184,6 +186,12 @@ class SemanticStage:
         if duplicate or borderline:
             return StageResult(report, Match(record, Stage.SEMANTIC, score, borderline))
         return StageResult(report)
+
+    def _load(self, loads: list[tuple[str, list[tuple[int, str]]]], vectors: Vectors) -> None:
+        offset = 0
+        for group, pairs in loads:
+            self._index.load(group, [k for k, _ in pairs], vectors[offset : offset + len(pairs)])
+            offset += len(pairs)
 
     @staticmethod
     def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:

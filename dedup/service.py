@@ -106,7 +106,8 @@ class DedupService:
         else:
             stripe = hash((proposal.scope, call.tool)) % _LOCK_STRIPES
             with self._locks[stripe]:
-                decision = self._decide(proposal, base, now, dry_run)
+                # The clock is read again once the lock is held: waiting must not age it.
+                decision = self._decide(proposal, base, self._clock(), dry_run)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         self._log(proposal, decision, now)
         if decision.judge is not None and decision.judge.outcome == "shadow":
@@ -129,11 +130,13 @@ class DedupService:
                         f"idempotency key {call.idempotency_key!r} was used for a different payload"
                         f" (call {keyed.call_id})"
                     )
+                # A retried call's key answers for its newest attempt, not the failed one.
+                keyed = self._ledger.latest_attempt(keyed)
                 report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
                 return self._answer(proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now)
         candidates = self._ledger.candidates(
             proposal.scope, call.tool, proposal.canonical.exact_signature, since,
-            policy.max_candidates,
+            policy.max_candidates, prefer_args_hash=proposal.canonical.args_hash,
         )  # fmt: skip
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
@@ -244,7 +247,7 @@ class DedupService:
             run_id=call.run_id,
             step=call.step,
         )
-        claimed = self._ledger.claim(record)
+        claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
         if isinstance(claimed, ClaimConflict):
             # Another process claimed the same intent first: report on that claim.
             holder = claimed.holder

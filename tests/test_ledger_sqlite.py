@@ -164,3 +164,24 @@ def test_policies_are_stored(ledger: SqliteLedger) -> None:
     ledger.save_policy("t", {"min_cosine_duplicate": 0.95})
     ledger.save_policy("t", {"min_cosine_duplicate": 0.97})
     assert ledger.load_policies() == {"t": {"min_cosine_duplicate": 0.97}}
+
+
+def test_claim_rechecks_live_calls_of_the_intent(ledger: SqliteLedger) -> None:
+    ledger.claim(_record("c1"))
+    ledger.complete("c1", Outcome(CallStatus.SUCCEEDED, result=1), 150.0)
+    # Another process looked before c1 existed and now tries to claim the same intent.
+    late = ledger.claim(_record("c2"), live_since=50.0)
+    assert isinstance(late, ClaimConflict)
+    assert late.holder.call_id == "c1"
+    # Outside the window the old call no longer counts.
+    fresh = ledger.claim(_record("c3"), live_since=150.0)
+    assert isinstance(fresh, CallRecord)
+
+
+def test_latest_attempt_follows_the_chain(ledger: SqliteLedger) -> None:
+    ledger.claim(_record("c1"))
+    ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
+    ledger.claim(replace(_record("c2"), attempt_of="c1"))
+    first = ledger.get("c1")
+    assert first is not None
+    assert ledger.latest_attempt(first).call_id == "c2"

@@ -11,7 +11,7 @@ from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
 from dedup.ledger import SqliteLedger
 from dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
 from dedup.protocols import Embedder
-from dedup.records import CallStatus, DecisionKind, Outcome, Stage, ToolCall
+from dedup.records import CallStatus, DecisionKind, FailureClass, Outcome, Stage, ToolCall
 from dedup.service import DedupService
 from index import CachedEmbedder, FaissGroupIndex, SqliteVectorStore
 
@@ -145,3 +145,44 @@ def test_every_check_is_logged(build: Build, tmp_path: Path) -> None:
     assert entries[1].dry_run
     assert entries[1].decision == "in_progress"
     assert entries[1].explain["stages"][0]["stage"] == "exact"
+
+
+def test_key_replay_after_a_retry_answers_for_the_newest_attempt(build: Build) -> None:
+    service, _ = build()
+    keyed = ToolCall("s1", "refund", {"order_id": "A-1", "amount": 5}, idempotency_key="K1")
+    first = service.check(keyed)
+    service.complete(
+        first.call_id or "", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE)
+    )
+    retry = service.check(ToolCall("s1", "refund", {"order_id": "A-1", "amount": 5.0}))
+    assert retry.kind is DecisionKind.PROCEED
+    _succeed(service, retry.call_id)
+    replay = service.check(keyed)
+    assert replay.kind is DecisionKind.DUPLICATE
+    assert replay.call_id == retry.call_id
+
+
+def test_exact_reissue_of_an_old_call_beyond_max_candidates(build: Build) -> None:
+    service, _ = build(ToolPolicy(max_candidates=2))
+    _succeed(service, service.check(_call(body=BODY)).call_id)
+    for i in range(3):
+        service.check(_call(body=f"Hi Bob, the Q3 report is attached. Variant {'x' * (i + 1)}."))
+    again = service.check(_call(body=BODY, request_id="late"))
+    assert again.kind is DecisionKind.DUPLICATE
+    assert again.match is not None
+    assert again.match.stage is Stage.EXACT
+
+
+def test_two_processes_on_one_database(build: Build) -> None:
+    """A second service sees the first one's claims: no double proceed, no stale index."""
+    first, _ = build()
+    second, _ = build()
+    paraphrase = _call(body=REWORDED)
+    # The second service loads the group before the first claims anything in it.
+    _succeed(second, second.check(_call(body="Hi Bob, the Q3 numbers look good.")).call_id)
+    assert second.check(paraphrase, dry_run=True).kind is DecisionKind.PROCEED
+    claimed = first.check(_call(body=BODY))
+    assert claimed.kind is DecisionKind.PROCEED
+    _succeed(first, claimed.call_id)
+    assert second.check(_call(body=BODY)).kind is DecisionKind.DUPLICATE
+    assert second.check(paraphrase).kind is DecisionKind.DUPLICATE

@@ -55,9 +55,20 @@ class Ledger(Protocol):
     """Durable store of claimed calls, their outcomes and the decision log."""
 
     def candidates(
-        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+        self,
+        scope: str,
+        tool: str,
+        exact_signature: str,
+        since: float,
+        limit: int,
+        *,
+        prefer_args_hash: str | None = None,
     ) -> list[CallRecord]:
         """Live calls sharing scope, tool and exact signature, newest first."""
+        ...
+
+    def latest_attempt(self, record: CallRecord) -> CallRecord:
+        """The newest retry in ``record``'s chain of attempts."""
         ...
 
     def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
@@ -68,8 +79,10 @@ class Ledger(Protocol):
         """The newest call claimed with this explicit key."""
         ...
 
-    def claim(self, record: CallRecord) -> CallRecord | ClaimConflict:
-        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt."""
+    def claim(
+        self, record: CallRecord, *, live_since: float | None = None
+    ) -> CallRecord | ClaimConflict:
+        """Store a pending claim, unless a live call of the same intent already exists."""
         ...
 
     def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:

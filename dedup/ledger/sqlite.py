@@ -92,15 +92,44 @@ class SqliteLedger:
         return conn
 
     def candidates(
-        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+        self,
+        scope: str,
+        tool: str,
+        exact_signature: str,
+        since: float,
+        limit: int,
+        *,
+        prefer_args_hash: str | None = None,
     ) -> list[CallRecord]:
-        """Live calls sharing scope, tool and exact signature, newest first."""
+        """Live calls sharing scope, tool and exact signature, newest first.
+
+        Calls whose canonical args hash is ``prefer_args_hash`` come first, so an exact
+        re-issue of an old call is found however many newer candidates there are.
+        """
         rows = self._conn().execute(
             f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
-            f" AND {_LIVE} ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (scope, tool, exact_signature, since, limit),
+            f" AND {_LIVE} ORDER BY args_hash = ? DESC, created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, exact_signature, since, prefer_args_hash, limit),
         )
         return [_record(r) for r in rows]
+
+    def latest_attempt(self, record: CallRecord) -> CallRecord:
+        """The newest retry in ``record``'s chain of attempts (``record`` if none)."""
+        current = record
+        for _ in range(1000):  # a chain is short; the bound only guards against a cycle
+            row = (
+                self._conn()
+                .execute(
+                    f"SELECT {_COLUMNS} FROM calls WHERE attempt_of = ?"
+                    " ORDER BY row_id DESC LIMIT 1",
+                    (current.call_id,),
+                )
+                .fetchone()
+            )
+            if row is None:
+                break
+            current = _record(row)
+        return current
 
     def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
         """Live calls of ``tool`` in ``scope``, newest first."""
@@ -124,11 +153,27 @@ class SqliteLedger:
         )
         return None if row is None else _record(row)
 
-    def claim(self, record: CallRecord) -> CallRecord | ClaimConflict:
-        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt."""
+    def claim(
+        self, record: CallRecord, *, live_since: float | None = None
+    ) -> CallRecord | ClaimConflict:
+        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt.
+
+        With ``live_since``, a live call of the same intent created since then (claimed by
+        another process after this one looked) wins, and the claim is not stored.
+        """
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
+            if live_since is not None:
+                holder = conn.execute(
+                    f"SELECT {_COLUMNS} FROM calls WHERE intent_key = ? AND {_LIVE}"
+                    " AND NOT (status = 'failed' AND failure_class = 'retryable')"
+                    " ORDER BY row_id DESC LIMIT 1",
+                    (record.intent_key, live_since),
+                ).fetchone()
+                if holder is not None:
+                    conn.execute("ROLLBACK")
+                    return ClaimConflict(_record(holder))
             cursor = conn.execute(
                 "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
                 " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"

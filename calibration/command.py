@@ -32,9 +32,6 @@ from dedup.policy import (
 
 __all__ = ["add_arguments", "predicted_changes", "run", "would_match"]
 
-# Written thresholds sit a hair under the chosen score: logged scores are rounded to 6 places.
-_MARGIN = 1e-6
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """The `calibrate` subcommand's flags."""
@@ -85,10 +82,9 @@ def _calibrate_all(
 def _thresholds(calibration: Calibration) -> dict[str, Any]:
     assert calibration.min_cosine_duplicate is not None
     assert calibration.min_cosine_borderline is not None
-    top = max(-1.0, calibration.min_cosine_duplicate - _MARGIN)
     return {
-        "min_cosine_duplicate": round(top, 7),
-        "min_cosine_borderline": round(max(-1.0, calibration.min_cosine_borderline - _MARGIN), 7),
+        "min_cosine_duplicate": calibration.min_cosine_duplicate,
+        "min_cosine_borderline": calibration.min_cosine_borderline,
         # The band below the guarantee is for a judge; without one it must not match.
         "borderline_action": "proceed",
     }
@@ -104,9 +100,16 @@ def _policy_document(
     if overall.enough:
         defaults_data.update(_thresholds(overall))
     tools_data = {name: dict(data) for name, data in tool_overrides.items()}
-    for calibration in tools:
-        if calibration.enough:
-            tools_data.setdefault(calibration.scope, {}).update(_thresholds(calibration))
+    calibrated = {c.scope: c for c in tools if c.enough}
+    for name, data in tools_data.items():
+        if name not in calibrated and overall.enough:
+            # A tool the base policy names still takes the global thresholds and action,
+            # unless it sets its own thresholds.
+            own = {"min_cosine_duplicate", "min_cosine_borderline"} & set(data)
+            if not own:
+                data.update(_thresholds(overall))
+    for name, calibration in calibrated.items():
+        tools_data.setdefault(name, {}).update(_thresholds(calibration))
     return {"defaults": defaults_data, "tools": tools_data}
 
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from calibration.samples import Sample, sample_from_entry
-from dedup.canonical import canonicalize
+from dedup.canonical import canonical_json, canonicalize
 from dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
 from dedup.ledger import SqliteLedger
 from dedup.policy import PolicySet
@@ -74,6 +74,7 @@ def label_borderline(
 ) -> tuple[list[Sample], int]:
     """Judge-made samples for unlabelled borderline checks, and how many judge calls failed."""
     samples, failed = [], 0
+    seen: set[tuple[str, str, str]] = set()
     for entry in entries:
         if entry.get("feedback"):
             continue
@@ -84,6 +85,11 @@ def label_borderline(
         stored = ledger.get(stored_id)
         if stored is None:
             continue
+        # A repeated proposal is one pair, not fresh evidence: label it once.
+        pair = (entry["tool"], canonical_json(entry["args"]), stored_id)
+        if pair in seen:
+            continue
+        seen.add(pair)
         request = _request(
             entry["tool"], stored.args, entry["args"], policies, semantic[0]["score"]
         )

@@ -134,6 +134,17 @@ def _band_floor(samples: Sequence[Sample], top: float, window: int = 20) -> floa
     return floor
 
 
+def _between(samples: Sequence[Sample], score: float) -> float:
+    """A threshold halfway between ``score`` and the next lower recorded score.
+
+    Logged scores are rounded, and the service compares raw cosines with ``>=``: a
+    threshold exactly at a recorded score would let rounding decide a pair's fate.
+    """
+    lower = [s.cosine for s in samples if s.cosine is not None and s.cosine < score]
+    below = max(lower) if lower else score - 1e-4
+    return max(-1.0, (score + below) / 2)
+
+
 def choose_thresholds(
     samples: Sequence[Sample],
     target: float,
@@ -147,8 +158,20 @@ def choose_thresholds(
     still mostly duplicates; it is for a judge, and otherwise proceeds, so the guarantee holds.
     """
     duplicates = sum(s.duplicate for s in samples)
-    feasible = [p for p in sweep(samples, confidence, bound) if p.precision_lower >= target]
-    semantic = [p for p in feasible if p.min_cosine <= 1.0]
+    # Fixed-sequence testing: walk down from the strictest threshold and stop at the first
+    # that fails. Picking the best of every passing threshold would spend the confidence
+    # level many times over.
+    # Thresholds that call too few duplicates to ever show the target are no test at all:
+    # the walk starts where there is enough evidence.
+    enough_calls = labels_needed(target, confidence)
+    passing: list[OperatingPoint] = []
+    for point in sweep(samples, confidence, bound):
+        if point.tp + point.fp < enough_calls:
+            continue
+        if point.precision_lower < target:
+            break
+        passing.append(point)
+    semantic = [p for p in passing if p.min_cosine <= 1.0]
     if not semantic:
         base = evaluate(samples, SEMANTIC_OFF, confidence, bound)
         needed = labels_needed(target, confidence)
@@ -162,10 +185,11 @@ def choose_thresholds(
                 f">= {needed} matched duplicates; has {base.tp + scored}, label ~{more} more"
             )
         return Calibration(scope, len(samples), duplicates, False, None, None, None, why)
-    best = max(semantic, key=lambda p: (p.recall, p.min_cosine))
-    floor = _band_floor(samples, best.min_cosine)
+    best = semantic[-1]
+    top = _between(samples, best.min_cosine)
+    floor = min(top, _between(samples, _band_floor(samples, best.min_cosine)))
     message = (
         f"precision {best.precision:.4f} (lower bound {best.precision_lower:.4f}), "
         f"recall {best.recall:.4f}"
     )
-    return Calibration(scope, len(samples), duplicates, True, best, best.min_cosine, floor, message)
+    return Calibration(scope, len(samples), duplicates, True, best, top, floor, message)

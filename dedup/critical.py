@@ -2,8 +2,8 @@
 
 Meaning is compared only on free text, and even there a number is never fuzzed:
 "meeting at 6 PM" and "meeting at 8 PM" embed almost identically but are different
-intents. The tokens found here join a call's exact signature. Order is kept, because
-"from 6 to 8" is not "from 8 to 6".
+intents, and so are "approve" and "do not approve". The tokens found here join a call's
+exact signature.
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ _NOT_UNITS = frozenset(
     "was we you i my me he she they his her all any but nor not off out too via".split()
 )
 # Negation flips an instruction while barely moving its embedding ("do not approve").
-_NEGATIONS = frozenset({"not", "no", "never", "cannot", "without", "nothing", "none", "nor"})
+_NEGATIONS = frozenset({"not", "no", "never", "cannot"})
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
 _NT = re.compile(r"n[\u2019']t\b", re.IGNORECASE)
 _TENS_ONE = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-one\b", re.I)
@@ -89,12 +89,12 @@ def _stamp(text: str) -> str:
 
 
 def critical_tokens(text: str) -> tuple[str, ...]:
-    """Numbers, dates, times and negations in order, then units and currencies as a bag."""
+    """The sorted bag of numbers, dates, times, units, currencies and negations in ``text``."""
     text = _NT.sub(" not", _DOTTED_AMPM.sub(r"\1m", _TENS_ONE.sub(r"\1 1", text)))
     matches = list(_TOKEN.finditer(text))
     tokens: list[str] = []
-    # Units and currencies move around a number ("$100", "100 dollars", "USD 100"): they
-    # are kept as a sorted bag after the ordered numbers.
+    # Paraphrases reorder freely ("Friday at 6" for "at 6 on Friday"), so the tokens form a
+    # sorted bag; a date or a time is one token, and "am"/"pm" stays glued to its hour.
     units: list[str] = []
     for i, m in enumerate(matches):
         previous = matches[i - 1] if i else None
@@ -122,11 +122,11 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.append("ord")
             elif word in _MONTH_ABBREV and _next_to_number(matches, i):
                 tokens.append(_MONTH_ABBREV[word])
-            elif after and word in ("am", "pm"):
-                tokens.append(word)  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
+            elif after and word in ("am", "pm") and tokens:
+                tokens[-1] += word  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
             elif after and not after_stamp and len(word) <= 3 and word not in _NOT_UNITS:
                 units.append(word)
-    return (*tokens, *sorted(units))
+    return tuple(sorted([*tokens, *units]))
 
 
 def _is_number(m: re.Match[str]) -> bool:

@@ -26,7 +26,10 @@ def test_separated_scores_give_full_recall() -> None:
     assert chosen.enough
     assert chosen.point is not None
     assert chosen.point.recall == 1.0
-    assert chosen.min_cosine_duplicate == min(s.cosine for s in samples if s.duplicate)
+    lowest_duplicate = min(s.cosine or 0 for s in samples if s.duplicate)
+    highest_distinct = max(s.cosine or 0 for s in samples if not s.duplicate)
+    # Written halfway between the two recorded scores, so rounding cannot decide.
+    assert chosen.min_cosine_duplicate == pytest.approx((lowest_duplicate + highest_distinct) / 2)
     assert chosen.point.precision_lower >= 0.99
 
 
@@ -41,9 +44,11 @@ def test_overlap_trades_recall_for_the_guarantee() -> None:
     assert chosen.point.precision_lower >= 0.99
     assert 0.8 < (chosen.min_cosine_duplicate or 0) < 0.86  # inside the overlap
     assert chosen.point.recall < 1.0
-    # Any lower threshold breaks the guarantee (recall is maximised under the constraint).
+    # Walking down, the next threshold is the first to break the guarantee.
     lower = [p for p in sweep(samples) if p.min_cosine < chosen.point.min_cosine]
-    assert all(p.precision_lower < 0.99 for p in lower)
+    assert lower[0].precision_lower < 0.99
+    assert chosen.min_cosine_duplicate is not None
+    assert lower[0].min_cosine < chosen.min_cosine_duplicate <= chosen.point.min_cosine
     # The borderline band sits below the duplicate threshold and is mostly duplicates.
     assert chosen.min_cosine_borderline is not None
     assert chosen.min_cosine_borderline <= chosen.point.min_cosine
@@ -98,3 +103,16 @@ def test_sweep_matches_direct_evaluation(bound: object) -> None:
 )
 def test_prediction_boundaries(cosine: float | None, threshold: float, predicted: bool) -> None:
     assert Sample("s", "t", True, None, cosine).predicted(threshold) is predicted
+
+
+def test_written_threshold_predicts_what_was_evaluated() -> None:
+    rng = random.Random(4)
+    samples = _samples(
+        [round(0.8 + rng.random() / 5, 6) for _ in range(1000)],
+        [round(0.6 + rng.random() / 4, 6) for _ in range(300)],
+    )
+    chosen = choose_thresholds(samples, 0.99, "t")
+    assert chosen.point is not None
+    assert chosen.min_cosine_duplicate is not None
+    written = evaluate(samples, chosen.min_cosine_duplicate)
+    assert (written.tp, written.fp) == (chosen.point.tp, chosen.point.fp)

@@ -214,7 +214,7 @@ def create_app(
         ] = None,
     ) -> CheckResponse:
         """Decide whether a tool call may run; ``proceed`` means a claim is already stored."""
-        key = body.idempotency_key
+        key = None if body.idempotency_key is None else body.idempotency_key.strip()
         if idempotency_key_header is not None:
             header_key = idempotency_key_header.strip()
             if not header_key:

@@ -322,8 +322,10 @@ class DedupService:
         return self._ledger.add_feedback(check_id, label, note, source, self._clock())
 
     def purge(self, retention_seconds: float) -> int:
-        """Delete calls older than the retention period."""
-        removed = self._ledger.purge(self._clock() - retention_seconds)
+        """Delete calls older than the retention period (never inside any dedup window)."""
+        policies = [self._policies.defaults, *self._policies.tools.values()]
+        keep = max(retention_seconds, *(p.window_seconds for p in policies))
+        removed = self._ledger.purge(self._clock() - keep)
         if removed and self._semantic is not None:
             self._semantic.forget()
         return removed

@@ -8,12 +8,16 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+from hypothesis import settings as hypothesis_settings
 
 from api.app import build_embedder, create_app
 from api.settings import Settings
 from dedup.protocols import Embedder
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Hypothesis keeps no example database in the checkout.
+hypothesis_settings.register_profile("tooldedup", database=None)
+hypothesis_settings.load_profile("tooldedup")
 
 
 @pytest.fixture(scope="session")

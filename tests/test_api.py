@@ -187,10 +187,12 @@ def test_explicit_idempotency_key(client: TestClient) -> None:
 
 
 def test_run_and_step_join_the_intent_key(client: TestClient) -> None:
-    a = check(client, EMAIL, run_id="run-1", step=3)
-    b = check(client, {"x": 1}, tool="other", run_id="run-1", step=3)
-    assert a["idempotency_key"] != b["idempotency_key"]
-    assert check(client, EMAIL, run_id="run-1", step=3)["idempotency_key"] == a["idempotency_key"]
+    plain = check(client, EMAIL, dry_run=True)["idempotency_key"]
+    step3 = check(client, EMAIL, run_id="run-1", step=3, dry_run=True)["idempotency_key"]
+    step4 = check(client, EMAIL, run_id="run-1", step=4, dry_run=True)["idempotency_key"]
+    again = check(client, {**EMAIL, "request_id": "retry"}, run_id="run-1", step=3, dry_run=True)
+    assert len({plain, step3, step4}) == 3
+    assert again["idempotency_key"] == step3  # a retry of the same step is the same intent
 
 
 def test_call_and_session_listing(client: TestClient) -> None:

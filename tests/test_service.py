@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dedup.errors import NotFound
 from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
 from dedup.ledger import SqliteLedger
 from dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
@@ -128,11 +129,13 @@ def test_window_expiry(build: Build) -> None:
 
 def test_purge_after_retention(build: Build) -> None:
     clock = Clock()
-    service, _ = build(clock=clock)
+    service, _ = build(ToolPolicy(window_seconds=60), clock)
     first = service.check(_call(body=BODY))
     clock.now += 10
+    assert service.purge(retention_seconds=5) == 0  # never inside a dedup window
+    clock.now += 60
     assert service.purge(retention_seconds=5) == 1
-    with pytest.raises(Exception, match="no call"):
+    with pytest.raises(NotFound, match="no call"):
         service.get(first.call_id or "")
 
 

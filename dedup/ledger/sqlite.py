@@ -13,56 +13,20 @@ from dedup.canonical import canonical_json, stable_hash
 from dedup.errors import Conflict, NotFound
 from dedup.ledger.base import ClaimConflict, Feedback, LogEntry
 from dedup.ledger.migrations import migrate
-from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
+from dedup.ledger.rows import (
+    COLUMNS,
+    LIVE,
+    describe,
+    describe_outcome,
+    dumps,
+    feedback_from_row,
+    may_complete,
+    record_from_row,
+    with_row_id,
+)
+from dedup.records import CallRecord, CallStatus, Outcome
 
 __all__ = ["SqliteLedger"]
-
-_COLUMNS = (
-    "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
-    " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
-    " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step"
-)
-_LIVE = "superseded = 0 AND created_at >= ?"
-
-
-def _dumps(value: Any) -> str | None:
-    return None if value is None else canonical_json(value)
-
-
-def _loads(text: str | None) -> Any:
-    return None if text is None else json.loads(text)
-
-
-def _record(row: sqlite3.Row) -> CallRecord:
-    return CallRecord(
-        row_id=row["row_id"],
-        call_id=row["call_id"],
-        scope=row["scope"],
-        session_id=row["session_id"],
-        tool=row["tool"],
-        args=json.loads(row["args_json"]),
-        args_hash=row["args_hash"],
-        exact_signature=row["exact_sig"],
-        exact_leaves=tuple((p, v) for p, v in json.loads(row["exact_leaves"])),
-        semantic_leaves=tuple(SemanticLeaf(p, t) for p, t in json.loads(row["semantic_leaves"])),
-        intent_key=row["intent_key"],
-        idempotency_key=row["idempotency_key"],
-        status=CallStatus(row["status"]),
-        failure_class=None if row["failure_class"] is None else FailureClass(row["failure_class"]),
-        result=_loads(row["result_json"]),
-        error=_loads(row["error_json"]),
-        created_at=row["created_at"],
-        lease_expires_at=row["lease_expires_at"],
-        completed_at=row["completed_at"],
-        attempt_of=row["attempt_of"],
-        run_id=row["run_id"],
-        step=row["step"],
-    )
-
-
-# Which completions may follow which state: pending may end any way; an unknown or
-# ambiguous outcome may later be reconciled to a definite one.
-_OPEN = (CallStatus.PENDING, CallStatus.UNKNOWN)
 
 
 class SqliteLedger:
@@ -107,11 +71,11 @@ class SqliteLedger:
         re-issue of an old call is found however many newer candidates there are.
         """
         rows = self._conn().execute(
-            f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
-            f" AND {_LIVE} ORDER BY args_hash = ? DESC, created_at DESC, row_id DESC LIMIT ?",
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
+            f" AND {LIVE} ORDER BY args_hash = ? DESC, created_at DESC, row_id DESC LIMIT ?",
             (scope, tool, exact_signature, since, prefer_args_hash, limit),
         )
-        return [_record(r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def latest_attempt(self, record: CallRecord) -> CallRecord:
         """The newest retry in ``record``'s chain of attempts (``record`` if none)."""
@@ -120,38 +84,40 @@ class SqliteLedger:
             row = (
                 self._conn()
                 .execute(
-                    f"SELECT {_COLUMNS} FROM calls WHERE attempt_of = ?"
+                    # A retry is claimed in its original's scope and tool: saying so lets the
+                    # (scope, tool, created_at) index serve a lookup that would scan every call.
+                    f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND attempt_of = ?"
                     " ORDER BY row_id DESC LIMIT 1",
-                    (current.call_id,),
+                    (current.scope, current.tool, current.call_id),
                 )
                 .fetchone()
             )
             if row is None:
                 break
-            current = _record(row)
+            current = record_from_row(row)
         return current
 
     def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
         """Live calls of ``tool`` in ``scope``, newest first."""
         rows = self._conn().execute(
-            f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {_LIVE}"
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}"
             " ORDER BY created_at DESC, row_id DESC LIMIT ?",
             (scope, tool, since, limit),
         )
-        return [_record(r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
         """The newest call claimed with this explicit key."""
         row = (
             self._conn()
             .execute(
-                f"SELECT {_COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ?"
+                f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ?"
                 " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
                 (scope, key, since),
             )
             .fetchone()
         )
-        return None if row is None else _record(row)
+        return None if row is None else record_from_row(row)
 
     def claim(
         self, record: CallRecord, *, live_since: float | None = None
@@ -165,15 +131,19 @@ class SqliteLedger:
         conn.execute("BEGIN IMMEDIATE")
         try:
             if live_since is not None:
+                # The intent key hashes scope and tool, so naming them changes no answer; it
+                # lets the (scope, tool, created_at) index serve the lookup, which otherwise
+                # walks every live call in the window (a full scan at 1M stored calls).
                 holder = conn.execute(
-                    f"SELECT {_COLUMNS} FROM calls WHERE intent_key = ? AND {_LIVE}"
+                    f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ?"
+                    f" AND intent_key = ? AND {LIVE}"
                     " AND NOT (status = 'failed' AND failure_class = 'retryable')"
                     " ORDER BY row_id DESC LIMIT 1",
-                    (record.intent_key, live_since),
+                    (record.scope, record.tool, record.intent_key, live_since),
                 ).fetchone()
                 if holder is not None:
                     conn.execute("ROLLBACK")
-                    return ClaimConflict(_record(holder))
+                    return ClaimConflict(record_from_row(holder))
             cursor = conn.execute(
                 "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
                 " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
@@ -215,34 +185,34 @@ class SqliteLedger:
             raise
         row_id = cursor.lastrowid
         assert row_id is not None
-        return _replace_row_id(record, row_id)
+        return with_row_id(record, row_id)
 
     def _pending_holder(self, record: CallRecord) -> CallRecord | None:
         row = (
             self._conn()
             .execute(
-                f"SELECT {_COLUMNS} FROM calls WHERE status = 'pending' AND"
+                f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND"
                 " (intent_key = ? OR (scope = ? AND idempotency_key = ?)) LIMIT 1",
                 (record.intent_key, record.scope, record.idempotency_key),
             )
             .fetchone()
         )
-        return None if row is None else _record(row)
+        return None if row is None else record_from_row(row)
 
     def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
         """Record a call's outcome; repeating the same outcome is a no-op."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+            row = conn.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
             current = row.fetchone()
             if current is None:
                 raise NotFound(f"no call with id {call_id!r}")
-            record = _record(current)
-            if not _may_complete(record, outcome):
+            record = record_from_row(current)
+            if not may_complete(record, outcome):
                 raise Conflict(
-                    f"call {call_id} is already {_describe(record)};"
-                    f" it cannot become {_describe_outcome(outcome)}"
+                    f"call {call_id} is already {describe(record)};"
+                    f" it cannot become {describe_outcome(outcome)}"
                 )
             if record.status is outcome.status and record.failure_class is outcome.failure_class:
                 conn.execute("COMMIT")
@@ -253,14 +223,14 @@ class SqliteLedger:
                 (
                     outcome.status.value,
                     None if outcome.failure_class is None else outcome.failure_class.value,
-                    _dumps(outcome.result),
-                    _dumps(outcome.error),
+                    dumps(outcome.result),
+                    dumps(outcome.error),
                     now,
                     call_id,
                 ),
             )
-            updated = conn.execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
-            result = _record(updated.fetchone())
+            updated = conn.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+            result = record_from_row(updated.fetchone())
             conn.execute("COMMIT")
         except BaseException:
             if conn.in_transaction:
@@ -270,17 +240,17 @@ class SqliteLedger:
 
     def get(self, call_id: str) -> CallRecord | None:
         """One call by id."""
-        row = self._conn().execute(f"SELECT {_COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
+        row = self._conn().execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = ?", (call_id,))
         found = row.fetchone()
-        return None if found is None else _record(found)
+        return None if found is None else record_from_row(found)
 
     def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
         """A session's calls, oldest first."""
         rows = self._conn().execute(
-            f"SELECT {_COLUMNS} FROM calls WHERE session_id = ? ORDER BY row_id LIMIT ? OFFSET ?",
+            f"SELECT {COLUMNS} FROM calls WHERE session_id = ? ORDER BY row_id LIMIT ? OFFSET ?",
             (session_id, limit, offset),
         )
-        return [_record(r) for r in rows]
+        return [record_from_row(r) for r in rows]
 
     def append_log(self, entry: LogEntry) -> None:
         """Append one decision log entry."""
@@ -316,7 +286,7 @@ class SqliteLedger:
             " (SELECT MAX(row_id) FROM feedback GROUP BY check_id)"
         )
         try:
-            labels = {row["check_id"]: _feedback(row) for row in conn.execute(latest)}
+            labels = {row["check_id"]: feedback_from_row(row) for row in conn.execute(latest)}
             for row in conn.execute("SELECT * FROM decisions ORDER BY row_id"):
                 yield LogEntry(
                     check_id=row["check_id"],
@@ -404,33 +374,3 @@ class SqliteLedger:
                 conn.close()
             self._conns.clear()
         self._local = threading.local()
-
-
-def _feedback(row: sqlite3.Row) -> Feedback:
-    return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
-
-
-def _may_complete(record: CallRecord, outcome: Outcome) -> bool:
-    if record.status is outcome.status and record.failure_class is outcome.failure_class:
-        return True
-    if record.status in _OPEN:
-        return True
-    return record.status is CallStatus.FAILED and record.failure_class is FailureClass.AMBIGUOUS
-
-
-def _describe(record: CallRecord) -> str:
-    if record.failure_class is None:
-        return record.status.value
-    return f"{record.status.value} ({record.failure_class.value})"
-
-
-def _describe_outcome(outcome: Outcome) -> str:
-    if outcome.failure_class is None:
-        return outcome.status.value
-    return f"{outcome.status.value} ({outcome.failure_class.value})"
-
-
-def _replace_row_id(record: CallRecord, row_id: int) -> CallRecord:
-    from dataclasses import replace
-
-    return replace(record, row_id=row_id)

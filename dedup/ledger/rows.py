@@ -1,0 +1,99 @@
+"""Mapping between SQLite rows and ledger records, and the completion rules."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import replace
+from typing import Any
+
+from dedup.canonical import canonical_json
+from dedup.ledger.base import Feedback
+from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
+
+__all__ = [
+    "COLUMNS",
+    "LIVE",
+    "describe",
+    "describe_outcome",
+    "dumps",
+    "feedback_from_row",
+    "may_complete",
+    "record_from_row",
+    "with_row_id",
+]
+
+COLUMNS = (
+    "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
+    " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
+    " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step"
+)
+LIVE = "superseded = 0 AND created_at >= ?"
+
+
+def dumps(value: Any) -> str | None:
+    return None if value is None else canonical_json(value)
+
+
+def loads(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
+
+
+def record_from_row(row: sqlite3.Row) -> CallRecord:
+    return CallRecord(
+        row_id=row["row_id"],
+        call_id=row["call_id"],
+        scope=row["scope"],
+        session_id=row["session_id"],
+        tool=row["tool"],
+        args=json.loads(row["args_json"]),
+        args_hash=row["args_hash"],
+        exact_signature=row["exact_sig"],
+        exact_leaves=tuple((p, v) for p, v in json.loads(row["exact_leaves"])),
+        semantic_leaves=tuple(SemanticLeaf(p, t) for p, t in json.loads(row["semantic_leaves"])),
+        intent_key=row["intent_key"],
+        idempotency_key=row["idempotency_key"],
+        status=CallStatus(row["status"]),
+        failure_class=None if row["failure_class"] is None else FailureClass(row["failure_class"]),
+        result=loads(row["result_json"]),
+        error=loads(row["error_json"]),
+        created_at=row["created_at"],
+        lease_expires_at=row["lease_expires_at"],
+        completed_at=row["completed_at"],
+        attempt_of=row["attempt_of"],
+        run_id=row["run_id"],
+        step=row["step"],
+    )
+
+
+# Which completions may follow which state: pending may end any way; an unknown or
+# ambiguous outcome may later be reconciled to a definite one.
+_OPEN = (CallStatus.PENDING, CallStatus.UNKNOWN)
+
+
+def feedback_from_row(row: sqlite3.Row) -> Feedback:
+    return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
+
+
+def may_complete(record: CallRecord, outcome: Outcome) -> bool:
+    if record.status is outcome.status and record.failure_class is outcome.failure_class:
+        return True
+    if record.status in _OPEN:
+        return True
+    return record.status is CallStatus.FAILED and record.failure_class is FailureClass.AMBIGUOUS
+
+
+def describe(record: CallRecord) -> str:
+    if record.failure_class is None:
+        return record.status.value
+    return f"{record.status.value} ({record.failure_class.value})"
+
+
+def describe_outcome(outcome: Outcome) -> str:
+    if outcome.failure_class is None:
+        return outcome.status.value
+    return f"{outcome.status.value} ({outcome.failure_class.value})"
+
+
+def with_row_id(record: CallRecord, row_id: int) -> CallRecord:
+    return replace(record, row_id=row_id)

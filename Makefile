@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench clean
+.PHONY: install run test lint bench bench-load clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -29,6 +29,10 @@ lint: install
 
 bench: install
 	$(BIN)/python -m pytest benchmarks --benchmark-only -p no:cacheprovider $(ARGS)
+
+# The HTTP load benchmark with GPTCache beside it (about 40 minutes on 2 cores).
+bench-load: install
+	$(BIN)/python -m benchmarks.load $(ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,152 @@
+"""Microbenchmarks of each stage of a check. Run with ``make bench``; they are not tests."""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from typing import Any
+
+import numpy as np
+import pytest
+
+from dedup.canonical import canonicalize, intent_key
+from dedup.funnel import ExactStage, FuzzyStage, Proposal
+from dedup.ledger import SqliteLedger
+from dedup.policy import ToolPolicy
+from dedup.protocols import Embedder
+from dedup.records import CallRecord, CallStatus, Outcome, ToolCall
+from index.faiss_index import FaissGroupIndex
+
+EMAIL = {
+    "to": "bob@example.com",
+    "subject": "Q3 report",
+    "request_id": "r-1",
+    "body": "Hi Bob, the Q3 report is attached. Let me know if you have any questions.",
+}
+_POLICY = ToolPolicy()
+_SESSION = "micro"
+
+
+def _record(args: dict[str, Any], session: str = _SESSION) -> CallRecord:
+    canonical = canonicalize(args, _POLICY)
+    now = time.time()
+    return CallRecord(
+        call_id="call_" + uuid.uuid4().hex,
+        row_id=0,
+        scope=session,
+        session_id=session,
+        tool="send_email",
+        args=canonical.args,
+        args_hash=canonical.args_hash,
+        exact_signature=canonical.exact_signature,
+        exact_leaves=canonical.exact_leaves,
+        semantic_leaves=canonical.semantic_leaves,
+        intent_key=intent_key(session, "send_email", canonical, None, None),
+        idempotency_key=None,
+        status=CallStatus.PENDING,
+        created_at=now,
+        lease_expires_at=now + 300,
+    )
+
+
+def _session(ledger: SqliteLedger, texts: list[str], size: int) -> list[dict[str, Any]]:
+    """Store ``size`` calls that share one exact signature (same recipient, no numbers)."""
+    bodies = (f"{a} {b}" for a, b in itertools.permutations(texts, 2))
+    calls = [{"to": "bob@example.com", "body": body} for body in itertools.islice(bodies, size)]
+    for args in calls:
+        ledger.claim(_record(args))
+    return calls
+
+
+def _proposal(args: dict[str, Any]) -> Proposal:
+    call = ToolCall(session_id=_SESSION, tool="send_email", args=args)
+    return Proposal(call, canonicalize(args, _POLICY), _POLICY)
+
+
+def test_canonical_form(benchmark: Any) -> None:
+    """Canonical form of the README's email: sort, normalise, split, hash."""
+    benchmark(canonicalize, EMAIL, _POLICY)
+
+
+@pytest.mark.parametrize("session_size", [10, 1000])
+def test_exact_lookup(
+    benchmark: Any, ledger: SqliteLedger, plain_texts: list[str], session_size: int
+) -> None:
+    """Fetch the candidates sharing the exact signature, then the exact stage over them."""
+    calls = _session(ledger, plain_texts, session_size)
+    proposal = _proposal(calls[len(calls) // 2])
+    canonical = proposal.canonical
+
+    def lookup() -> None:
+        found = ledger.candidates(_SESSION, "send_email", canonical.exact_signature, 0.0, 1000)
+        assert ExactStage().check(proposal, found).match is not None
+
+    benchmark(lookup)
+
+
+@pytest.mark.parametrize("session_size", [10, 1000])
+def test_fuzzy_stage(
+    benchmark: Any, ledger: SqliteLedger, plain_texts: list[str], session_size: int
+) -> None:
+    """rapidfuzz over every candidate's free text, for a proposal that matches none."""
+    _session(ledger, plain_texts, session_size)
+    proposal = _proposal({"to": "bob@example.com", "body": "A completely different message."})
+    found = ledger.candidates(_SESSION, "send_email", proposal.canonical.exact_signature, 0.0, 1000)
+    assert len(found) == session_size
+    benchmark(FuzzyStage().check, proposal, found)
+
+
+@pytest.mark.parametrize("backend", ["onnx-int8", "torch"])
+def test_embed_one_text(
+    benchmark: Any,
+    request: pytest.FixtureRequest,
+    backend: str,
+) -> None:
+    """One model call for one email body, no cache in front."""
+    fixture = "onnx_embedder" if backend == "onnx-int8" else "torch_embedder"
+    embedder: Embedder = request.getfixturevalue(fixture)
+    embedder.embed([EMAIL["body"]])
+    benchmark(embedder.embed, [EMAIL["body"]])
+
+
+@pytest.mark.parametrize("group_size", [10, 1_000, 100_000])
+def test_faiss_search(benchmark: Any, group_size: int) -> None:
+    """Cosine of one query against a session's group, for the newest <=1000 candidates.
+
+    The worst case: every call in the session shares tool and exact signature, so the
+    whole session is one group. The service passes at most ``max_candidates`` (1000) keys.
+    """
+    rng = np.random.default_rng(0)
+    vectors = rng.standard_normal((group_size, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = FaissGroupIndex(384)
+    index.load("g", list(range(group_size)), vectors)
+    keys = list(range(max(0, group_size - 1000), group_size))
+    query = vectors[-1]
+    assert index.search("g", query, keys)[group_size - 1] > 0.99
+    benchmark(index.search, "g", query, keys)
+
+
+def test_ledger_claim(benchmark: Any, ledger: SqliteLedger) -> None:
+    """Store one pending claim (one write transaction in WAL mode)."""
+    counter = itertools.count()
+
+    def setup() -> tuple[tuple[CallRecord], dict[str, Any]]:
+        args = {**EMAIL, "subject": f"Report {next(counter)}"}
+        return (_record(args),), {}
+
+    benchmark.pedantic(ledger.claim, setup=setup, rounds=2000)
+
+
+def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
+    """Record a claimed call's outcome: read, update and re-read in one transaction."""
+    counter = itertools.count()
+    outcome = Outcome(CallStatus.SUCCEEDED, result={"message_id": "m-42"})
+
+    def setup() -> tuple[tuple[str, Outcome, float], dict[str, Any]]:
+        claimed = ledger.claim(_record({**EMAIL, "subject": f"Report {next(counter)}"}))
+        assert isinstance(claimed, CallRecord)
+        return (claimed.call_id, outcome, time.time()), {}
+
+    benchmark.pedantic(ledger.complete, setup=setup, rounds=2000)

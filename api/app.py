@@ -177,16 +177,20 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         stop = threading.Event()
 
-        def purge_until_stopped() -> None:
+        def maintain_until_stopped() -> None:
+            next_purge = 0.0
             while not stop.is_set():
-                removed = service.purge(settings.retention_seconds)
-                if removed:
-                    logger.info("purged %d calls past retention", removed)
-                stop.wait(settings.purge_interval_seconds)
+                if time.monotonic() >= next_purge:
+                    removed = service.purge(settings.retention_seconds)
+                    if removed:
+                        logger.info("purged %d calls past retention", removed)
+                    next_purge = time.monotonic() + settings.purge_interval_seconds
+                service.maintain()
+                stop.wait(settings.checkpoint_interval_seconds)
 
         # A thread of our own, joined before the ledger closes: closing a SQLite
         # connection while another thread is inside it would crash the process.
-        purger = threading.Thread(target=purge_until_stopped, name="tooldedup-purge")
+        purger = threading.Thread(target=maintain_until_stopped, name="tooldedup-maintenance")
         purger.start()
         try:
             yield

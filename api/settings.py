@@ -37,6 +37,7 @@ class Settings:
     cache_dir: Path | None = None
     retention_seconds: float = 7 * 86_400.0
     purge_interval_seconds: float = 600.0
+    checkpoint_interval_seconds: float = 2.0
     max_body_bytes: int = 1 << 20
     judge_base_url: str | None = None
     judge_model: str | None = None

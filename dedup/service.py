@@ -134,13 +134,21 @@ class DedupService:
                 keyed = self._ledger.latest_attempt(keyed)
                 report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
                 return self._answer(proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now)
-        candidates = self._ledger.candidates(
-            proposal.scope, call.tool, proposal.canonical.exact_signature, since,
-            policy.max_candidates, prefer_args_hash=proposal.canonical.args_hash,
-        )  # fmt: skip
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
         )
+        # The exact fast path: an identical call is found by its hash, however many
+        # candidates share its exact fields.
+        same = self._ledger.exact_match(
+            proposal.scope, call.tool, proposal.canonical.args_hash, since
+        )
+        if same is not None and same.call_id not in ruled_out:
+            report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((same.call_id, 1.0),))
+            return self._answer(proposal, base, Match(same, Stage.EXACT, 1.0), (report,), now)
+        candidates = self._ledger.candidates(
+            proposal.scope, call.tool, proposal.canonical.exact_signature, since,
+            policy.max_candidates,
+        )  # fmt: skip
         if ruled_out:
             candidates = [c for c in candidates if c.call_id not in ruled_out]
         match, reports = run_funnel(self._stages, proposal, candidates)
@@ -320,6 +328,10 @@ class DedupService:
         if label not in ("duplicate", "distinct"):
             raise InvalidInput("label must be 'duplicate' or 'distinct'")
         return self._ledger.add_feedback(check_id, label, note, source, self._clock())
+
+    def maintain(self) -> None:
+        """Storage housekeeping that must not run inside a request."""
+        self._ledger.checkpoint()
 
     def purge(self, retention_seconds: float) -> int:
         """Delete calls older than the retention period (never inside any dedup window)."""

@@ -185,3 +185,15 @@ def test_latest_attempt_follows_the_chain(ledger: SqliteLedger) -> None:
     first = ledger.get("c1")
     assert first is not None
     assert ledger.latest_attempt(first).call_id == "c2"
+
+
+def test_exact_match_finds_the_newest_live_call(ledger: SqliteLedger) -> None:
+    ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
+    ledger.complete("old", Outcome(CallStatus.SUCCEEDED), 11.0)
+    ledger.claim(_record("new", created_at=20.0, intent="ik_b"))
+    found = ledger.exact_match("s", "send", _record("x").args_hash, 0.0)
+    assert found is not None
+    assert found.call_id == "new"
+    assert ledger.exact_match("s", "send", _record("x").args_hash, 30.0) is None
+    assert ledger.exact_match("other", "send", _record("x").args_hash, 0.0) is None
+    ledger.checkpoint()  # housekeeping never fails on a live database

@@ -55,16 +55,17 @@ class Ledger(Protocol):
     """Durable store of claimed calls, their outcomes and the decision log."""
 
     def candidates(
-        self,
-        scope: str,
-        tool: str,
-        exact_signature: str,
-        since: float,
-        limit: int,
-        *,
-        prefer_args_hash: str | None = None,
+        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
     ) -> list[CallRecord]:
         """Live calls sharing scope, tool and exact signature, newest first."""
+        ...
+
+    def exact_match(self, scope: str, tool: str, args_hash: str, since: float) -> CallRecord | None:
+        """The newest live call with exactly these canonical args."""
+        ...
+
+    def checkpoint(self) -> None:
+        """Do deferred storage housekeeping (a no-op where there is none)."""
         ...
 
     def latest_attempt(self, record: CallRecord) -> CallRecord:

@@ -108,6 +108,12 @@ def m002_feedback() -> str:
     """
 
 
+@migration
+def m003_exact_lookup() -> str:
+    """An index for the exact fast path: one scope, one tool, one canonical args hash."""
+    return "CREATE INDEX calls_exact ON calls (scope, tool, args_hash, created_at)"
+
+
 def migrate(conn: sqlite3.Connection) -> int:
     """Apply every migration newer than the file's version; return the new version."""
     version = int(conn.execute("PRAGMA user_version").fetchone()[0])

@@ -50,32 +50,40 @@ class SqliteLedger:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.execute("PRAGMA busy_timeout=30000")
+            # Request threads rarely checkpoint; the service's maintenance thread does.
+            conn.execute("PRAGMA wal_autocheckpoint=20000")
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)
         return conn
 
     def candidates(
-        self,
-        scope: str,
-        tool: str,
-        exact_signature: str,
-        since: float,
-        limit: int,
-        *,
-        prefer_args_hash: str | None = None,
+        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
     ) -> list[CallRecord]:
-        """Live calls sharing scope, tool and exact signature, newest first.
-
-        Calls whose canonical args hash is ``prefer_args_hash`` come first, so an exact
-        re-issue of an old call is found however many newer candidates there are.
-        """
+        """Live calls sharing scope, tool and exact signature, newest first."""
         rows = self._conn().execute(
             f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
-            f" AND {LIVE} ORDER BY args_hash = ? DESC, created_at DESC, row_id DESC LIMIT ?",
-            (scope, tool, exact_signature, since, prefer_args_hash, limit),
+            f" AND {LIVE} ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, exact_signature, since, limit),
         )
         return [record_from_row(r) for r in rows]
+
+    def exact_match(self, scope: str, tool: str, args_hash: str, since: float) -> CallRecord | None:
+        """The newest live call with exactly these canonical args, by index, not by scan."""
+        row = (
+            self._conn()
+            .execute(
+                f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND args_hash = ?"
+                f" AND {LIVE} ORDER BY created_at DESC, row_id DESC LIMIT 1",
+                (scope, tool, args_hash, since),
+            )
+            .fetchone()
+        )
+        return None if row is None else record_from_row(row)
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database, off the request path."""
+        self._conn().execute("PRAGMA wal_checkpoint(PASSIVE)")
 
     def latest_attempt(self, record: CallRecord) -> CallRecord:
         """The newest retry in ``record``'s chain of attempts (``record`` if none)."""

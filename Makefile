@@ -19,8 +19,9 @@ install: $(STAMP)
 run: install
 	$(BIN)/tooldedup serve $(ARGS)
 
+# Hypothesis keeps its caches outside the checkout.
 test: install
-	$(BIN)/python -m pytest $(ARGS)
+	HYPOTHESIS_STORAGE_DIRECTORY=$${TMPDIR:-/tmp}/tooldedup-hypothesis $(BIN)/python -m pytest $(ARGS)
 
 lint: install
 	$(BIN)/ruff check .

@@ -8,7 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from dedup.canonical import canonical_json
-from dedup.ledger.base import Feedback
+from dedup.ledger.base import Feedback, LogEntry
 from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
 
 __all__ = [
@@ -18,6 +18,7 @@ __all__ = [
     "describe_outcome",
     "dumps",
     "feedback_from_row",
+    "log_entry_from_row",
     "may_complete",
     "record_from_row",
     "with_row_id",
@@ -32,14 +33,17 @@ LIVE = "superseded = 0 AND created_at >= ?"
 
 
 def dumps(value: Any) -> str | None:
+    """Canonical JSON text, or None for None."""
     return None if value is None else canonical_json(value)
 
 
 def loads(text: str | None) -> Any:
+    """The value of a JSON column, or None."""
     return None if text is None else json.loads(text)
 
 
 def record_from_row(row: sqlite3.Row) -> CallRecord:
+    """A ``calls`` row as a record."""
     return CallRecord(
         row_id=row["row_id"],
         call_id=row["call_id"],
@@ -71,11 +75,34 @@ def record_from_row(row: sqlite3.Row) -> CallRecord:
 _OPEN = (CallStatus.PENDING, CallStatus.UNKNOWN)
 
 
+def log_entry_from_row(row: sqlite3.Row, feedback: Feedback | None) -> LogEntry:
+    """A ``decisions`` row as a log entry, with its latest label."""
+    return LogEntry(
+        check_id=row["check_id"],
+        ts=row["ts"],
+        scope=row["scope"],
+        session_id=row["session_id"],
+        tool=row["tool"],
+        args=json.loads(row["args_json"]),
+        decision=row["decision"],
+        stage=row["stage"],
+        score=row["score"],
+        call_id=row["call_id"],
+        matched_call_id=row["matched_call_id"],
+        latency_ms=row["latency_ms"],
+        dry_run=bool(row["dry_run"]),
+        explain=json.loads(row["explain_json"]),
+        feedback=feedback,
+    )
+
+
 def feedback_from_row(row: sqlite3.Row) -> Feedback:
+    """A ``feedback`` row as a record."""
     return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
 
 
 def may_complete(record: CallRecord, outcome: Outcome) -> bool:
+    """Whether ``outcome`` may follow the call's current state."""
     if record.status is outcome.status and record.failure_class is outcome.failure_class:
         return True
     if record.status in _OPEN:
@@ -84,16 +111,19 @@ def may_complete(record: CallRecord, outcome: Outcome) -> bool:
 
 
 def describe(record: CallRecord) -> str:
+    """The call's state in words, for error messages."""
     if record.failure_class is None:
         return record.status.value
     return f"{record.status.value} ({record.failure_class.value})"
 
 
 def describe_outcome(outcome: Outcome) -> str:
+    """An outcome in words, for error messages."""
     if outcome.failure_class is None:
         return outcome.status.value
     return f"{outcome.status.value} ({outcome.failure_class.value})"
 
 
 def with_row_id(record: CallRecord, row_id: int) -> CallRecord:
+    """The record with the row id SQLite gave it."""
     return replace(record, row_id=row_id)

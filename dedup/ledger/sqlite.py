@@ -20,6 +20,7 @@ from dedup.ledger.rows import (
     describe_outcome,
     dumps,
     feedback_from_row,
+    log_entry_from_row,
     may_complete,
     record_from_row,
     with_row_id,
@@ -296,23 +297,7 @@ class SqliteLedger:
         try:
             labels = {row["check_id"]: feedback_from_row(row) for row in conn.execute(latest)}
             for row in conn.execute("SELECT * FROM decisions ORDER BY row_id"):
-                yield LogEntry(
-                    check_id=row["check_id"],
-                    ts=row["ts"],
-                    scope=row["scope"],
-                    session_id=row["session_id"],
-                    tool=row["tool"],
-                    args=json.loads(row["args_json"]),
-                    decision=row["decision"],
-                    stage=row["stage"],
-                    score=row["score"],
-                    call_id=row["call_id"],
-                    matched_call_id=row["matched_call_id"],
-                    latency_ms=row["latency_ms"],
-                    dry_run=bool(row["dry_run"]),
-                    explain=json.loads(row["explain_json"]),
-                    feedback=labels.get(row["check_id"]),
-                )
+                yield log_entry_from_row(row, labels.get(row["check_id"]))
         finally:
             conn.close()
 

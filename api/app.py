@@ -36,6 +36,7 @@ from dedup.judge import GuardedJudge
 from dedup.ledger import SqliteLedger
 from dedup.policy import (
     PolicySet,
+    ToolPolicy,
     load_policy_file,
     policy_from_mapping,
     policy_to_mapping,
@@ -99,21 +100,14 @@ def build_judge(settings: Settings) -> GuardedJudge | None:
 
 
 def _load_policies(settings: Settings, ledger: SqliteLedger) -> PolicySet:
-    defaults_data: dict[str, Any] = {}
+    defaults = ToolPolicy()
     tools_data: dict[str, dict[str, Any]] = {}
-    stored = ledger.load_policies()
     if settings.policy_path is not None:
-        file_defaults, file_tools = load_policy_file(settings.policy_path)
-        defaults = file_defaults
-        tools_data = file_tools
-    else:
-        defaults = policy_from_mapping(defaults_data)
-    # Policies set over HTTP survive restarts; a file passed with --policy wins over them.
-    merged = {**stored, **tools_data}
-    tools = {name: policy_from_mapping(data, defaults) for name, data in merged.items()}
+        defaults, tools_data = load_policy_file(settings.policy_path)
     for name, data in tools_data.items():
         ledger.save_policy(name, data)
-    return PolicySet(defaults, tools)
+    # Policies set over HTTP survive restarts; a file passed with --policy wins over them.
+    return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
 
 
 def _match_out(decision: Decision) -> MatchOut | None:

@@ -114,9 +114,7 @@ def _policy_document(
 
 
 def _policy_set(document: dict[str, Any]) -> PolicySet:
-    defaults = policy_from_mapping(document["defaults"])
-    tools = {k: policy_from_mapping(v, defaults) for k, v in document["tools"].items()}
-    return PolicySet(defaults, tools)
+    return PolicySet.build(policy_from_mapping(document["defaults"]), document["tools"])
 
 
 def would_match(sample: Sample, policy: ToolPolicy) -> bool:
@@ -196,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
     bound: Bound = clopper_pearson_lower if args.interval == "clopper-pearson" else wilson_lower
     try:
         base = load_policy_file(args.policy) if args.policy else (ToolPolicy(), {})
-        base_set = _policy_set({"defaults": policy_to_mapping(base[0]), "tools": base[1]})
+        base_set = PolicySet.build(*base)
         samples: list[Sample] = []
         entries: list[dict[str, Any]] = []
         sections: list[tuple[str, str]] = []

@@ -39,16 +39,8 @@ def _request(
     tool: str, stored: Any, proposal: Any, policies: PolicySet, cosine: float
 ) -> JudgeRequest:
     policy = policies.for_tool(tool)
-    canonical = canonicalize(proposal, policy)
-    return JudgeRequest(
-        tool=tool,
-        side_effect=policy.side_effect.value,
-        proposal=canonical.args,
-        stored=canonicalize(stored, policy).args,
-        exact_fields=tuple(path for path, _ in canonical.exact_leaves),
-        semantic_fields=tuple(leaf.path for leaf in canonical.semantic_leaves),
-        cosine=cosine,
-    )
+    stored_args = canonicalize(stored, policy).args
+    return JudgeRequest.for_pair(tool, policy, canonicalize(proposal, policy), stored_args, cosine)
 
 
 def agreement(judge: Judge, policies: PolicySet) -> list[tuple[str, bool, str]]:

@@ -147,20 +147,20 @@ class SemanticStage:
             )
         groups = [group_key(proposal, leaf.path) for leaf in leaves]
         texts = [leaf.text for leaf in leaves]
+        stored = [self._candidate_texts(leaf.path, candidates) for leaf in leaves]
         # One embed call covers the proposal and every group that must be (re)loaded: a
         # group another process added calls to, or one evicted or purged since, is rebuilt
         # from the candidates, whose vectors come from the embedding cache.
         loads = [
-            (group, self._candidate_texts(leaf.path, candidates))
-            for leaf, group in zip(leaves, groups, strict=True)
+            (group, pairs)
+            for group, pairs in zip(groups, stored, strict=True)
             if not self._index.has(group)
         ]
         vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
         self._load(loads, vectors[len(leaves) :])
         keys = [record.row_id for record in candidates]
         weakest = dict.fromkeys(keys, 1.0)
-        for leaf, group, vector in zip(leaves, groups, vectors, strict=False):
-            pairs = self._candidate_texts(leaf.path, candidates)
+        for group, pairs, vector in zip(groups, stored, vectors, strict=False):
             cosines = self._index.search(group, vector, keys)
             if any(key not in cosines for key, _ in pairs):
                 self._load([(group, pairs)], self._embedder.embed([t for _, t in pairs]))

@@ -17,7 +17,8 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from dedup.canonical import canonical_json, stable_hash
-from dedup.records import JudgeMode
+from dedup.policy import ToolPolicy
+from dedup.records import CanonicalCall, JudgeMode
 
 __all__ = [
     "GuardedJudge",
@@ -51,6 +52,21 @@ class JudgeRequest:
     exact_fields: tuple[str, ...]
     semantic_fields: tuple[str, ...]
     cosine: float
+
+    @classmethod
+    def for_pair(
+        cls, tool: str, policy: ToolPolicy, proposal: CanonicalCall, stored: Any, cosine: float
+    ) -> JudgeRequest:
+        """The request for a proposal in canonical form against a stored call's args."""
+        return cls(
+            tool=tool,
+            side_effect=policy.side_effect.value,
+            proposal=proposal.args,
+            stored=stored,
+            exact_fields=tuple(path for path, _ in proposal.exact_leaves),
+            semantic_fields=tuple(leaf.path for leaf in proposal.semantic_leaves),
+            cosine=cosine,
+        )
 
     @property
     def cache_key(self) -> str:

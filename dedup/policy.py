@@ -165,6 +165,13 @@ class PolicySet:
     defaults: ToolPolicy = field(default_factory=ToolPolicy)
     tools: Mapping[str, ToolPolicy] = field(default_factory=dict)
 
+    @classmethod
+    def build(cls, defaults: ToolPolicy, tools: Mapping[str, Mapping[str, Any]]) -> PolicySet:
+        """Defaults plus per-tool overrides; each tool inherits what it does not override."""
+        return cls(
+            defaults, {name: policy_from_mapping(data, defaults) for name, data in tools.items()}
+        )
+
     def for_tool(self, tool: str) -> ToolPolicy:
         """The policy for ``tool``; unknown tools get the defaults (write)."""
         return self.tools.get(tool, self.defaults)

@@ -344,15 +344,8 @@ class DedupService:
 
 
 def _judge_request(proposal: Proposal, match: Match) -> JudgeRequest:
-    canonical = proposal.canonical
-    return JudgeRequest(
-        tool=proposal.call.tool,
-        side_effect=proposal.policy.side_effect.value,
-        proposal=canonical.args,
-        stored=match.call.args,
-        exact_fields=tuple(path for path, _ in canonical.exact_leaves),
-        semantic_fields=tuple(leaf.path for leaf in canonical.semantic_leaves),
-        cosine=match.score,
+    return JudgeRequest.for_pair(
+        proposal.call.tool, proposal.policy, proposal.canonical, match.call.args, match.score
     )
 
 

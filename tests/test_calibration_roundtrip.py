@@ -11,7 +11,7 @@ import httpx
 
 from calibration.command import would_match
 from calibration.samples import sample_from_entry
-from dedup.policy import PolicySet, load_policy_file, policy_from_mapping
+from dedup.policy import PolicySet, load_policy_file
 from tests.server import serve
 
 # (first text, second text, truly the same intent?)
@@ -140,7 +140,7 @@ def test_feedback_to_calibrated_policy(tmp_path: Path, model_cache: Path) -> Non
     assert "data:image/png;base64," in report.read_text()
     defaults, tools = load_policy_file(policy)
     assert defaults.borderline_action.value == "proceed"
-    policies = PolicySet(defaults, {k: policy_from_mapping(v, defaults) for k, v in tools.items()})
+    policies = PolicySet.build(defaults, tools)
 
     entries = [json.loads(line) for line in log.read_text().splitlines()]
     seconds = {e["check_id"]: e for e in entries if e["feedback"] is not None}

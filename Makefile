@@ -12,6 +12,9 @@ $(STAMP): pyproject.toml
 	# torch first and pinned: the local CPU wheel, not gigabytes of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# mypy cannot follow setuptools' editable import hook: it reads this link tree instead.
+	mkdir -p $(VENV)/typecheck/tooldedup
+	for d in dedup index api calibration; do ln -sfn $(CURDIR)/$$d $(VENV)/typecheck/tooldedup/$$d; done
 	touch $(STAMP)
 
 install: $(STAMP)

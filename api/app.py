@@ -13,10 +13,10 @@ from typing import Annotated, Any
 from fastapi import FastAPI, Header, Query, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from api.errors import install_error_handlers
-from api.metrics import Metrics
-from api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
-from api.schemas import (
+from tooldedup.api.errors import install_error_handlers
+from tooldedup.api.metrics import Metrics
+from tooldedup.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
+from tooldedup.api.schemas import (
     CallOut,
     CheckRequest,
     CheckResponse,
@@ -28,86 +28,28 @@ from api.schemas import (
     PolicyBody,
     SessionCalls,
 )
-from api.settings import EmbedderBackend, Settings
-from dedup.errors import InvalidInput
-from dedup.explain import explain_data
-from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
-from dedup.judge import GuardedJudge
-from dedup.ledger import SqliteLedger
-from dedup.policy import (
-    PolicySet,
-    ToolPolicy,
-    load_policy_file,
-    policy_from_mapping,
-    policy_to_mapping,
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.explain import explain_data
+from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import (
+    CallRecord,
+    CallStatus,
+    Decision,
+    FailureClass,
+    Outcome,
+    ToolCall,
 )
-from dedup.protocols import Embedder
-from dedup.records import CallRecord, CallStatus, Decision, FailureClass, Outcome, ToolCall
-from dedup.service import DedupService
-from index import (
-    CachedEmbedder,
-    FaissGroupIndex,
-    OnnxEmbedder,
-    SentenceTransformerEmbedder,
-    SqliteVectorStore,
-    packaged_model_path,
-)
-from index.llm_judge import OpenAIChatJudge
+from tooldedup.index.wiring import build_service
 
-__all__ = ["build_embedder", "build_judge", "create_app"]
+__all__ = ["create_app"]
 
 logger = logging.getLogger(__name__)
 _WARM_UP = "warm up the embedding model once at start"
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422)
 }
-
-
-def build_embedder(settings: Settings) -> Embedder:
-    """The configured model embedder; ONNX falls back to torch if it cannot load."""
-    model_dir = settings.model_path or packaged_model_path()
-    if settings.embedder is EmbedderBackend.TORCH:
-        return SentenceTransformerEmbedder(model_dir)
-    quantize = settings.embedder is EmbedderBackend.ONNX_INT8
-    try:
-        return OnnxEmbedder(
-            model_dir, settings.resolved_cache_dir(), quantize=quantize,
-            threads=settings.embed_threads,
-        )  # fmt: skip
-    except Exception:
-        logger.exception("ONNX embedder failed to load; falling back to sentence-transformers")
-        return SentenceTransformerEmbedder(model_dir)
-
-
-def build_judge(settings: Settings) -> GuardedJudge | None:
-    """The configured chat-completions judge behind a cache and circuit breaker, if any."""
-    if settings.judge_base_url is None:
-        return None
-    if not settings.judge_model:
-        raise InvalidInput("a judge needs a model name (--judge-model)")
-    inner = OpenAIChatJudge(
-        settings.judge_base_url,
-        settings.judge_model,
-        api_key_env=settings.judge_api_key_env,
-        timeout_seconds=settings.judge_timeout_seconds,
-        max_tokens=settings.judge_max_tokens,
-    )
-    return GuardedJudge(
-        inner,
-        cooldown_seconds=settings.judge_cooldown_seconds,
-        deadline_seconds=settings.judge_timeout_seconds,
-    )
-
-
-def _load_policies(settings: Settings, ledger: SqliteLedger) -> PolicySet:
-    defaults = ToolPolicy()
-    tools_data: dict[str, dict[str, Any]] = {}
-    if settings.policy_path is not None:
-        defaults, tools_data = load_policy_file(settings.policy_path)
-    for name, data in tools_data.items():
-        ledger.save_policy(name, data)
-    # Policies set over HTTP survive restarts; a file passed with --policy wins over them.
-    return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
 
 
 def _match_out(decision: Decision) -> MatchOut | None:
@@ -118,7 +60,7 @@ def _match_out(decision: Decision) -> MatchOut | None:
     return MatchOut(
         call_id=call.call_id,
         tool=call.tool,
-        args=call.args,
+        args=call.sent_args,
         stage=match.stage.value,
         score=round(match.score, 6),
         status=call.status.value,
@@ -134,7 +76,7 @@ def _call_out(record: CallRecord) -> CallOut:
         session_id=record.session_id,
         scope=record.scope,
         tool=record.tool,
-        args=record.args,
+        args=record.sent_args,
         status=record.status.value,
         failure_class=None if record.failure_class is None else record.failure_class.value,
         result=record.result,
@@ -154,17 +96,11 @@ def create_app(
     embedder: Embedder | None = None,
     clock: Callable[[], float] = time.time,
 ) -> FastAPI:
-    """Build the service: ledger, funnel, embedder and routes. Pass ``embedder`` to share one."""
-    ledger = SqliteLedger(settings.db_path)
-    policies = _load_policies(settings, ledger)
-    model = embedder if embedder is not None else build_embedder(settings)
-    cached = CachedEmbedder(model, SqliteVectorStore(settings.db_path))
+    """Build the service and its routes. Pass ``embedder`` to share one model between apps."""
+    built = build_service(settings, embedder=embedder, clock=clock)
+    service, cached = built.service, built.embedder
+    # The first model call is slow (allocation, kernel selection): pay it before serving.
     cached.embed([_WARM_UP])
-    semantic = SemanticStage(cached, FaissGroupIndex(dim=int(cached.embed([_WARM_UP]).shape[1])))
-    service = DedupService(
-        ledger, policies, [ExactStage(), FuzzyStage(), semantic],
-        clock=clock, judge=build_judge(settings),
-    )  # fmt: skip
     metrics = Metrics()
 
     @contextlib.asynccontextmanager
@@ -191,8 +127,7 @@ def create_app(
         finally:
             stop.set()
             purger.join()
-            service.close()
-            ledger.close()
+            built.close()
 
     app = FastAPI(
         title="tooldedup",

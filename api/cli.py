@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from api.settings import EmbedderBackend, Settings
+from tooldedup.api.settings import EmbedderBackend, Settings
 
 __all__ = ["main"]
 
@@ -18,8 +18,8 @@ __all__ = ["main"]
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from api.app import create_app
-    from dedup.errors import DedupError
+    from tooldedup.api.app import create_app
+    from tooldedup.dedup.errors import DedupError
 
     try:
         api_key = Settings.api_key_from(os.environ, args.api_key_file)
@@ -49,7 +49,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export_log(args: argparse.Namespace) -> int:
-    from dedup.ledger import SqliteLedger
+    from tooldedup.dedup.ledger import SqliteLedger
 
     if not args.db.exists():
         print(f"tooldedup: no database at {args.db}", file=sys.stderr)
@@ -80,12 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--db", type=Path, default=Path("tooldedup.db"), help="SQLite file")
     serve.add_argument("--policy", type=Path, default=None, help="policy TOML file")
     serve.add_argument("--api-key-file", type=Path, default=None)
-    serve.add_argument("--model-path", type=Path, default=None, help="sentence-transformers dir")
+    serve.add_argument(
+        "--model-path",
+        type=Path,
+        default=None,
+        help="a sentence-transformers folder instead of the shipped model (tooldedup[torch])",
+    )
     serve.add_argument(
         "--embedder", choices=[b.value for b in EmbedderBackend], default="onnx-int8"
     )
     serve.add_argument("--embed-threads", type=int, default=2)
-    serve.add_argument("--cache-dir", type=Path, default=None, help="where the ONNX export is kept")
+    serve.add_argument(
+        "--cache-dir", type=Path, default=None, help="where an ONNX export of --model-path is kept"
+    )
     serve.add_argument("--log-level", default="info")
     _judge_arguments(serve)
     serve.set_defaults(run=_serve)
@@ -111,9 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _judge_check(args: argparse.Namespace) -> int:
-    from calibration.judge_labels import agreement
-    from dedup.policy import PolicySet
-    from index.llm_judge import OpenAIChatJudge
+    from tooldedup.calibration.judge_labels import agreement
+    from tooldedup.dedup.policy import PolicySet
+    from tooldedup.index.llm_judge import OpenAIChatJudge
 
     judge = OpenAIChatJudge(
         args.base_url, args.model, api_key_env=args.api_key_env, timeout_seconds=args.timeout
@@ -139,14 +146,21 @@ def _judge_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _calibration_arguments(parser: argparse.ArgumentParser) -> None:
-    from calibration.command import add_arguments
+    from tooldedup.calibration.arguments import add_arguments
 
     add_arguments(parser)
 
 
 def _calibrate(args: argparse.Namespace) -> int:
-    from calibration.command import run
-
+    try:
+        from tooldedup.calibration.command import run
+    except ImportError as exc:
+        print(
+            f"tooldedup calibrate needs the calibrate extra ({exc.name} is missing):"
+            " pip install 'tooldedup[calibrate]'",
+            file=sys.stderr,
+        )
+        return 2
     return run(args)
 
 

@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dedup.errors import Conflict, DedupError, InvalidInput, NotFound
+from tooldedup.dedup.errors import Conflict, DedupError, InvalidInput, NotFound
 
 __all__ = ["error_response", "install_error_handlers"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
-from dedup.records import Decision
+from tooldedup.dedup.records import Decision
 
 __all__ = ["Metrics"]
 

@@ -1,54 +1,22 @@
-"""Service settings: one frozen value object, built from flags and the environment."""
+"""HTTP settings: the service's settings plus what only the HTTP edge needs."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
+
+from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 
 __all__ = ["EmbedderBackend", "Settings"]
 
 
-class EmbedderBackend(StrEnum):
-    """Which embedding backend serves the semantic stage."""
-
-    ONNX_INT8 = "onnx-int8"
-    ONNX = "onnx"
-    TORCH = "torch"
-
-
-def _default_cache_dir(environ: Mapping[str, str]) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "tooldedup"
-
-
 @dataclass(frozen=True, kw_only=True)
-class Settings:
+class Settings(ServiceSettings):
     """Everything ``create_app`` needs; no global state, no files opened on import."""
 
-    db_path: Path = Path("tooldedup.db")
-    policy_path: Path | None = None
     api_key: str | None = None
-    model_path: Path | None = None
-    embedder: EmbedderBackend = EmbedderBackend.ONNX_INT8
-    embed_threads: int = 2
-    cache_dir: Path | None = None
-    retention_seconds: float = 7 * 86_400.0
-    purge_interval_seconds: float = 600.0
-    checkpoint_interval_seconds: float = 2.0
     max_body_bytes: int = 1 << 20
-    judge_base_url: str | None = None
-    judge_model: str | None = None
-    judge_api_key_env: str | None = "TOOLDEDUP_JUDGE_API_KEY"
-    judge_timeout_seconds: float = 2.0
-    judge_max_tokens: int = 200
-    judge_cooldown_seconds: float = 30.0
-
-    def resolved_cache_dir(self, environ: Mapping[str, str] = os.environ) -> Path:
-        """Where the exported ONNX model is kept."""
-        return self.cache_dir if self.cache_dir is not None else _default_cache_dir(environ)
 
     @staticmethod
     def api_key_from(environ: Mapping[str, str], key_file: Path | None) -> str | None:

@@ -12,9 +12,9 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.corpus import Pool
-from dedup.critical import critical_tokens
-from dedup.ledger import SqliteLedger
-from dedup.protocols import Embedder
+from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.protocols import Embedder
 
 
 @pytest.fixture(scope="session")
@@ -25,20 +25,20 @@ def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def onnx_embedder(model_cache: Path) -> Embedder:
-    """The service's default embedder: the packaged MiniLM on onnxruntime int8."""
-    from api.app import build_embedder
-    from api.settings import Settings
+    """The service's default embedder: the shipped int8 MiniLM on onnxruntime."""
+    from tooldedup.index.settings import ServiceSettings
+    from tooldedup.index.wiring import build_embedder
 
-    return build_embedder(Settings(cache_dir=model_cache))
+    return build_embedder(ServiceSettings(cache_dir=model_cache))
 
 
 @pytest.fixture(scope="session")
 def torch_embedder() -> Embedder:
     """The fallback embedder: sentence-transformers on torch."""
-    from index.model_path import packaged_model_path
-    from index.st_embedder import SentenceTransformerEmbedder
+    from tooldedup.index.source_model import source_model_dir
+    from tooldedup.index.st_embedder import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder(packaged_model_path())
+    return SentenceTransformerEmbedder(source_model_dir())
 
 
 @pytest.fixture(scope="session")

@@ -38,10 +38,11 @@ def create_app(data_dir: Path, cache_dir: Path, min_cosine: float) -> FastAPI:
     from gptcache.similarity_evaluation import SearchDistanceEvaluation
 
     from benchmarks.gptcache_store import gptcache_prompt
-    from index.model_path import packaged_model_path
-    from index.onnx_embedder import OnnxEmbedder
+    from tooldedup.index.settings import ServiceSettings
+    from tooldedup.index.wiring import build_embedder
 
-    embedder = OnnxEmbedder(packaged_model_path(), cache_dir)
+    # The same embedder as tooldedup's default, built the same way.
+    embedder = build_embedder(ServiceSettings(cache_dir=cache_dir))
 
     def embed(data: str, **_: Any) -> Any:
         return embedder.embed([data])[0]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.corpus import Layout, Pool, stored_call
-from dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder
 
 __all__ = ["VOLATILE", "build_gptcache_store", "gptcache_prompt", "prototype_vectors"]
 

@@ -162,12 +162,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the load benchmark and write its results."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     args = _parser().parse_args(argv)
-    from api.app import build_embedder
-    from api.settings import Settings
+    from tooldedup.index.settings import ServiceSettings
+    from tooldedup.index.wiring import build_embedder
 
     args.work_dir.mkdir(parents=True, exist_ok=True)
     args.out.mkdir(parents=True, exist_ok=True)
-    embedder = build_embedder(Settings(cache_dir=args.cache_dir))
+    embedder = build_embedder(ServiceSettings(cache_dir=args.cache_dir))
     model_id = embedder.model_id
     pool = Pool(args.pool)
     texts = pool_texts(pool)
@@ -206,8 +206,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 seconds = build_ledger(
                     db, layout, pool, model_id, by_text, progress=load_bar.update
                 )
-            serve = [sys.executable, "-m", "api.cli", "serve", "--db", str(db), "--port", "{port}",
-                     "--cache-dir", str(args.cache_dir), "--log-level", "warning"]  # fmt: skip
+            serve = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(db),
+                     "--port", "{port}", "--cache-dir", str(args.cache_dir),
+                     "--log-level", "warning"]  # fmt: skip
             with serve_process(serve, cwd=args.work_dir) as server:
                 rss0 = server.rss()
                 data["rows"] += _run_mixes("tooldedup", server, layout, work, args, bar)

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 
 from benchmarks.corpus import Layout, Pool, stored_call
-from dedup.canonical import canonical_json, canonicalize, intent_key, stable_hash
-from dedup.ledger import SqliteLedger
-from dedup.policy import ToolPolicy
-from dedup.protocols import Embedder
-from index.embedding_cache import SqliteVectorStore
+from tooldedup.dedup.canonical import canonical_json, canonicalize, intent_key, stable_hash
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.index.embedding_cache import SqliteVectorStore
 
 __all__ = ["build_ledger", "pool_texts", "pool_vectors"]
 

@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dedup.canonical import canonicalize, intent_key
-from dedup.funnel import ExactStage, FuzzyStage, Proposal
-from dedup.ledger import SqliteLedger
-from dedup.policy import ToolPolicy
-from dedup.protocols import Embedder
-from dedup.records import CallRecord, CallStatus, Outcome, ToolCall
-from index.faiss_index import FaissGroupIndex
+from tooldedup.dedup.canonical import canonicalize, intent_key
+from tooldedup.dedup.funnel import ExactStage, FuzzyStage, Proposal
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import CallRecord, CallStatus, Outcome, ToolCall
+from tooldedup.index.faiss_index import FaissGroupIndex
 
 EMAIL = {
     "to": "bob@example.com",

@@ -1,7 +1,7 @@
 """Build calibration/data/pairs.jsonl: labelled duplicate/distinct pairs of agent tool calls.
 
 Run from the repository root (network access to PyPI is needed unless --cache holds the wheels):
-    python -m calibration.build_dataset --out calibration/data/pairs.jsonl [--cache DIR]
+    python -m tooldedup.calibration.build_dataset --out calibration/data/pairs.jsonl [--cache DIR]
 Standard library only; output is deterministic for a given --seed.
 """
 
@@ -20,7 +20,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from calibration import dataset_sources as ds
+from tooldedup.calibration import dataset_sources as ds
 
 HERE = Path(__file__).resolve().parent
 PARAPHRASES = HERE / "data" / "paraphrases.jsonl"

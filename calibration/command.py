@@ -14,14 +14,14 @@ from typing import Any
 
 import tomli_w
 
-from calibration.compare import compare_modes, markdown_table
-from calibration.intervals import clopper_pearson_lower, wilson_lower
-from calibration.report import console_table, plot_mode_curves, plot_scope, write_html
-from calibration.samples import Sample, load_pairs, sample_from_entry, samples_from_log
-from calibration.scoring import score_pairs
-from calibration.thresholds import Bound, Calibration, choose_thresholds
-from dedup.errors import DedupError, InvalidInput
-from dedup.policy import (
+from tooldedup.calibration.compare import compare_modes, markdown_table
+from tooldedup.calibration.intervals import clopper_pearson_lower, wilson_lower
+from tooldedup.calibration.report import console_table, plot_mode_curves, plot_scope, write_html
+from tooldedup.calibration.samples import Sample, load_pairs, sample_from_entry, samples_from_log
+from tooldedup.calibration.scoring import score_pairs
+from tooldedup.calibration.thresholds import Bound, Calibration, choose_thresholds
+from tooldedup.dedup.errors import DedupError, InvalidInput
+from tooldedup.dedup.policy import (
     CompareMode,
     PolicySet,
     ToolPolicy,
@@ -29,34 +29,9 @@ from dedup.policy import (
     policy_from_mapping,
     policy_to_mapping,
 )
+from tooldedup.dedup.protocols import Embedder
 
-__all__ = ["add_arguments", "predicted_changes", "run", "would_match"]
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """The `calibrate` subcommand's flags."""
-    parser.add_argument("--log", type=Path, help="decision log JSONL from `tooldedup export-log`")
-    parser.add_argument("--labels", type=Path, help="labelled pairs JSONL (calibration/data)")
-    parser.add_argument("--target-precision", type=float, default=0.99)
-    parser.add_argument("--confidence", type=float, default=0.95)
-    parser.add_argument(
-        "--interval", choices=["clopper-pearson", "wilson"], default="clopper-pearson"
-    )
-    parser.add_argument("--policy", type=Path, help="base policy TOML to extend")
-    parser.add_argument("--out", type=Path, default=Path("calibrated-policy.toml"))
-    parser.add_argument("--report", type=Path, default=Path("calibration-report.html"))
-    parser.add_argument("--min-tool-labels", type=int, default=30)
-    parser.add_argument("--compare-modes", action="store_true", help="also score whole-call mode")
-    parser.add_argument("--cache-dir", type=Path, default=None, help="ONNX export cache")
-    parser.add_argument("--embedder", choices=["onnx-int8", "onnx", "torch"], default="onnx-int8")
-    parser.add_argument(
-        "--judge", action="store_true", help="label unlabelled borderline checks with the judge"
-    )
-    parser.add_argument("--db", type=Path, help="the service's SQLite file (for --judge)")
-    parser.add_argument("--judge-base-url", default=None)
-    parser.add_argument("--judge-model", default=None)
-    parser.add_argument("--judge-api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
-    parser.add_argument("--judge-timeout", type=float, default=10.0)
+__all__ = ["predicted_changes", "run", "would_match"]
 
 
 def _held_out(ref: str) -> bool:
@@ -121,12 +96,7 @@ def would_match(sample: Sample, policy: ToolPolicy) -> bool:
     """Whether the funnel, under ``policy``, would match a pair with these recorded scores."""
     if sample.fixed is not None:
         return True
-    if sample.cosine is None:
-        return False
-    if sample.cosine >= policy.min_cosine_duplicate:
-        return True
-    band = sample.cosine >= policy.min_cosine_borderline
-    return band and policy.borderline_action.value == "duplicate"
+    return sample.cosine is not None and policy.matches_at(sample.cosine)
 
 
 def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) -> list[str]:
@@ -148,23 +118,24 @@ def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) ->
 def _judge_labels(
     args: argparse.Namespace, entries: list[dict[str, Any]], policies: PolicySet
 ) -> list[Sample]:
-    from calibration.judge_labels import label_borderline
-    from dedup.judge import GuardedJudge
-    from dedup.ledger import SqliteLedger
-    from index.llm_judge import OpenAIChatJudge
+    from tooldedup.calibration.judge_labels import label_borderline
+    from tooldedup.dedup.ledger import SqliteLedger
+    from tooldedup.index.settings import ServiceSettings
+    from tooldedup.index.wiring import build_judge
 
     if args.db is None or args.judge_base_url is None or args.judge_model is None:
         raise InvalidInput("--judge needs --db, --judge-base-url and --judge-model")
     if not args.db.exists():
         raise InvalidInput(f"no database at {args.db}")
-    judge = GuardedJudge(
-        OpenAIChatJudge(
-            args.judge_base_url,
-            args.judge_model,
-            api_key_env=args.judge_api_key_env,
-            timeout_seconds=args.judge_timeout,
+    judge = build_judge(
+        ServiceSettings(
+            judge_base_url=args.judge_base_url,
+            judge_model=args.judge_model,
+            judge_api_key_env=args.judge_api_key_env,
+            judge_timeout_seconds=args.judge_timeout,
         )
     )
+    assert judge is not None
     ledger = SqliteLedger(args.db)
     try:
         made, failed = label_borderline(entries, judge, ledger, policies)
@@ -174,12 +145,12 @@ def _judge_labels(
     return made
 
 
-def _embedder(args: argparse.Namespace) -> Any:
-    from api.app import build_embedder
-    from api.settings import EmbedderBackend, Settings
+def _embedder(args: argparse.Namespace) -> Embedder:
+    from tooldedup.index.settings import EmbedderBackend, ServiceSettings
+    from tooldedup.index.wiring import build_embedder
 
     return build_embedder(
-        Settings(cache_dir=args.cache_dir, embedder=EmbedderBackend(args.embedder))
+        ServiceSettings(cache_dir=args.cache_dir, embedder=EmbedderBackend(args.embedder))
     )
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from calibration.samples import Sample
+from tooldedup.calibration.samples import Sample
 
 __all__ = ["DISTINCT_KINDS", "DUPLICATE_KINDS", "ModeResult", "compare_modes", "markdown_table"]
 

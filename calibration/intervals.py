@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-from scipy.stats import beta, norm
-
 __all__ = ["clopper_pearson_lower", "labels_needed", "wilson_lower"]
 
 
@@ -21,6 +19,9 @@ def clopper_pearson_lower(successes: int, trials: int, confidence: float = 0.95)
     _check(successes, trials, confidence)
     if successes == 0:
         return 0.0
+    # Imported here: scipy comes with the calibrate extra, and the server never needs it.
+    from scipy.stats import beta
+
     return float(beta.ppf(1.0 - confidence, successes, trials - successes + 1))
 
 
@@ -29,6 +30,8 @@ def wilson_lower(successes: int, trials: int, confidence: float = 0.95) -> float
     _check(successes, trials, confidence)
     if trials == 0:
         return 0.0
+    from scipy.stats import norm
+
     z = float(norm.ppf(confidence))
     p = successes / trials
     centre = p + z * z / (2 * trials)

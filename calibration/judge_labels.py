@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from calibration.samples import Sample, sample_from_entry
-from dedup.canonical import canonical_json, canonicalize
-from dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
-from dedup.ledger import SqliteLedger
-from dedup.policy import PolicySet
+from tooldedup.calibration.samples import Sample, sample_from_entry
+from tooldedup.dedup.canonical import canonical_json, canonicalize
+from tooldedup.dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.policy import PolicySet
 
 __all__ = ["KNOWN_PAIRS", "agreement", "label_borderline"]
 
@@ -71,7 +71,7 @@ def label_borderline(
         if entry.get("feedback"):
             continue
         semantic = [s for s in entry["explain"]["stages"] if s["stage"] == "semantic"]
-        if not semantic or "borderline" not in (semantic[0].get("detail") or ""):
+        if not semantic or not entry.get("borderline"):
             continue
         stored_id = entry.get("matched_call_id") or semantic[0]["candidates"][0]["call_id"]
         stored = ledger.get(stored_id)

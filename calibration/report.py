@@ -14,8 +14,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
 
-from calibration.samples import Sample
-from calibration.thresholds import Calibration, sweep
+from tooldedup.calibration.samples import Sample
+from tooldedup.calibration.thresholds import Calibration, sweep
 
 __all__ = ["console_table", "plot_mode_curves", "plot_scope", "write_html"]
 

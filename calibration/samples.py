@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dedup.errors import InvalidInput
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.policy import CosineBand, cosine_band
 
 __all__ = ["LabelledPair", "Sample", "load_pairs", "samples_from_log"]
 
@@ -34,7 +35,13 @@ class Sample:
         """Whether the funnel calls this pair a duplicate at this cosine threshold."""
         if self.fixed is not None:
             return True
-        return self.cosine is not None and self.cosine >= min_cosine
+        if self.cosine is None:
+            return False
+        # A sweep has no borderline band: one threshold for both bounds.
+        band = cosine_band(
+            self.cosine, min_cosine_duplicate=min_cosine, min_cosine_borderline=min_cosine
+        )
+        return band is CosineBand.DUPLICATE
 
 
 @dataclass(frozen=True, slots=True)

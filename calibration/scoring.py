@@ -7,15 +7,13 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from calibration.samples import LabelledPair, Sample
-from dedup.errors import DedupError
-from dedup.funnel import ExactStage, FunnelStage, FuzzyStage, SemanticStage
-from dedup.ledger import SqliteLedger
-from dedup.policy import PolicySet
-from dedup.protocols import Embedder
-from dedup.records import CallStatus, Outcome, Stage, ToolCall
-from dedup.service import DedupService
-from index import CachedEmbedder, FaissGroupIndex, SqliteVectorStore
+from tooldedup.calibration.samples import LabelledPair, Sample
+from tooldedup.dedup.errors import DedupError
+from tooldedup.dedup.policy import PolicySet
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import CallStatus, Outcome, Stage, ToolCall
+from tooldedup.index.settings import ServiceSettings
+from tooldedup.index.wiring import build_service
 
 __all__ = ["score_pairs"]
 
@@ -36,14 +34,8 @@ def score_pairs(
     db = workdir / "scoring.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    cached = CachedEmbedder(embedder, SqliteVectorStore(workdir / "vectors.db"))
-    stages: list[FunnelStage] = [
-        ExactStage(),
-        FuzzyStage(),
-        SemanticStage(cached, FaissGroupIndex(_dim(cached))),
-    ]
-    ledger = SqliteLedger(db)
-    service = DedupService(ledger, policies, stages)
+    built = build_service(ServiceSettings(db_path=db), embedder=embedder, policies=policies)
+    service = built.service
     samples: list[Sample] = []
     rejected: list[str] = []
     try:
@@ -66,9 +58,5 @@ def score_pairs(
                 Sample(pair.ref, pair.tool, pair.duplicate, fixed, cosine, pair.kind, "pairs")
             )
     finally:
-        ledger.close()
+        built.close()
     return samples, rejected
-
-
-def _dim(embedder: Embedder) -> int:
-    return int(embedder.embed(["dimension probe"]).shape[1])

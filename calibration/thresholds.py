@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from calibration.intervals import clopper_pearson_lower, labels_needed
-from calibration.samples import Sample
+from tooldedup.calibration.intervals import clopper_pearson_lower, labels_needed
+from tooldedup.calibration.samples import Sample
 
 __all__ = ["Calibration", "OperatingPoint", "choose_thresholds", "evaluate", "sweep"]
 

@@ -1,12 +1,25 @@
 """tooldedup core: canonical form, policies, the matching funnel and the ledger."""
 
-from dedup.canonical import canonicalize, intent_key
-from dedup.errors import Conflict, DedupError, IdempotencyKeyReused, InvalidInput, NotFound
-from dedup.funnel import ExactStage, FunnelStage, FuzzyStage, Proposal, SemanticStage, run_funnel
-from dedup.ledger import Ledger, LogEntry, SqliteLedger
-from dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
-from dedup.protocols import Embedder, VectorIndex
-from dedup.records import (
+from tooldedup.dedup.canonical import canonicalize, intent_key
+from tooldedup.dedup.errors import (
+    Conflict,
+    DedupError,
+    IdempotencyKeyReused,
+    InvalidInput,
+    NotFound,
+)
+from tooldedup.dedup.funnel import (
+    ExactStage,
+    FunnelStage,
+    FuzzyStage,
+    Proposal,
+    SemanticStage,
+    run_funnel,
+)
+from tooldedup.dedup.ledger import Ledger, LogEntry, SqliteLedger
+from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
+from tooldedup.dedup.protocols import Embedder, VectorIndex
+from tooldedup.dedup.records import (
     CallRecord,
     CallStatus,
     CanonicalCall,
@@ -21,7 +34,7 @@ from dedup.records import (
     StageReport,
     ToolCall,
 )
-from dedup.service import DedupService
+from tooldedup.dedup.service import DedupService
 
 __all__ = [
     "BorderlineAction",

@@ -18,10 +18,10 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from dedup.critical import critical_tokens
-from dedup.errors import InvalidInput
-from dedup.policy import DEFAULT_VOLATILE_FIELDS, CompareMode, ToolPolicy
-from dedup.records import CanonicalCall, SemanticLeaf
+from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.policy import DEFAULT_VOLATILE_FIELDS, CompareMode, ToolPolicy
+from tooldedup.dedup.records import CanonicalCall, SemanticLeaf
 
 __all__ = [
     "LONG_TEXT_CHARS",

@@ -5,11 +5,19 @@ DedupError
  |    +-- IdempotencyKeyReused   same key, different payload (422)
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
+ +-- ConfigurationError      the service cannot start as configured (start-up only)
 """
 
 from __future__ import annotations
 
-__all__ = ["Conflict", "DedupError", "IdempotencyKeyReused", "InvalidInput", "NotFound"]
+__all__ = [
+    "ConfigurationError",
+    "Conflict",
+    "DedupError",
+    "IdempotencyKeyReused",
+    "InvalidInput",
+    "NotFound",
+]
 
 
 class DedupError(Exception):
@@ -44,3 +52,9 @@ class Conflict(DedupError):
     """The request contradicts what the ledger already holds."""
 
     code = "conflict"
+
+
+class ConfigurationError(DedupError):
+    """A setting, model file or optional dependency the service needs is missing or broken."""
+
+    code = "configuration_error"

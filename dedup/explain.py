@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from dedup.records import Decision, StageReport
+from tooldedup.dedup.records import Decision, StageReport
 
 __all__ = ["explain_data"]
 
@@ -33,6 +33,8 @@ def explain_data(decision: Decision) -> dict[str, Any]:
     if decision.judge is not None:
         judge = {k: v for k, v in asdict(decision.judge).items() if v is not None}
         data["judge"] = judge
+    if decision.borderline:
+        data["borderline"] = True
     if decision.notes:
         data["notes"] = list(decision.notes)
     if decision.dry_run:

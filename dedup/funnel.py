@@ -10,12 +10,13 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
-from dedup.canonical import canonical_json, stable_hash
-from dedup.policy import ToolPolicy
-from dedup.protocols import Embedder, VectorIndex, Vectors
-from dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
+from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.policy import CosineBand, ToolPolicy
+from tooldedup.dedup.protocols import Embedder, VectorIndex, Vectors
+from tooldedup.dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
 
 __all__ = [
+    "ClaimObserver",
     "ExactStage",
     "FunnelStage",
     "FuzzyStage",
@@ -55,6 +56,18 @@ class FunnelStage(Protocol):
 
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
         """Compare the proposal with candidates that share its exact signature."""
+        ...
+
+
+class ClaimObserver(Protocol):
+    """Told when the service stores a claim or purges calls, to keep derived state current."""
+
+    def claimed(self, proposal: Proposal, record: CallRecord) -> None:
+        """A claim for ``proposal`` was stored as ``record``."""
+        ...
+
+    def purged(self) -> None:
+        """The ledger deleted calls."""
         ...
 
 
@@ -171,8 +184,9 @@ class SemanticStage:
         best = _best(scores)
         assert best is not None
         record, score = best
-        duplicate = score >= policy.min_cosine_duplicate
-        borderline = not duplicate and score >= policy.min_cosine_borderline
+        band = policy.band(score)
+        duplicate = band is CosineBand.DUPLICATE
+        borderline = band is CosineBand.BORDERLINE
         report = StageReport(
             Stage.SEMANTIC,
             round(score, 6),
@@ -198,11 +212,11 @@ class SemanticStage:
         pairs = [(r.row_id, _leaf_texts(r).get(path)) for r in candidates]
         return [(key, text) for key, text in pairs if text is not None]
 
-    def forget(self) -> None:
+    def purged(self) -> None:
         """Drop every loaded group, after the ledger deleted calls."""
         self._index.clear()
 
-    def remember(self, proposal: Proposal, record: CallRecord) -> None:
+    def claimed(self, proposal: Proposal, record: CallRecord) -> None:
         """Embed a newly claimed call's leaves now and add them to loaded groups.
 
         Embedding at claim time (a cache hit when this check already embedded them) means

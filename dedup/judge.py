@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from dedup.canonical import canonical_json, stable_hash
-from dedup.policy import ToolPolicy
-from dedup.records import CanonicalCall, JudgeMode
+from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.records import CanonicalCall, JudgeMode
 
 __all__ = [
     "GuardedJudge",

@@ -10,15 +10,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from dedup.errors import InvalidInput
-from dedup.records import JudgeMode, SideEffect
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.records import JudgeMode, SideEffect
 
 __all__ = [
     "DEFAULT_VOLATILE_FIELDS",
     "BorderlineAction",
     "CompareMode",
+    "CosineBand",
     "PolicySet",
     "ToolPolicy",
+    "cosine_band",
     "load_policy_file",
     "policy_from_mapping",
     "policy_to_mapping",
@@ -52,6 +54,25 @@ class CompareMode(StrEnum):
 
     FIELDS = "fields"
     WHOLE = "whole"
+
+
+class CosineBand(StrEnum):
+    """Where a cosine falls against a policy's two thresholds."""
+
+    DUPLICATE = "duplicate"
+    BORDERLINE = "borderline"
+    BELOW = "below"
+
+
+def cosine_band(
+    cosine: float, *, min_cosine_duplicate: float, min_cosine_borderline: float
+) -> CosineBand:
+    """Classify a cosine: the one rule the funnel and calibration share."""
+    if cosine >= min_cosine_duplicate:
+        return CosineBand.DUPLICATE
+    if cosine >= min_cosine_borderline:
+        return CosineBand.BORDERLINE
+    return CosineBand.BELOW
 
 
 _PATH_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.[]$:@")
@@ -107,6 +128,21 @@ class ToolPolicy:
         both = set(self.exact_fields) & set(self.semantic_fields)
         if both:
             raise InvalidInput(f"fields cannot be both exact and semantic: {sorted(both)}")
+
+    def band(self, cosine: float) -> CosineBand:
+        """Where ``cosine`` falls against this policy's thresholds."""
+        return cosine_band(
+            cosine,
+            min_cosine_duplicate=self.min_cosine_duplicate,
+            min_cosine_borderline=self.min_cosine_borderline,
+        )
+
+    def matches_at(self, cosine: float) -> bool:
+        """Whether a semantic match at ``cosine`` is answered as the same intent, no judge."""
+        band = self.band(cosine)
+        if band is CosineBand.BORDERLINE:
+            return self.borderline_action is BorderlineAction.DUPLICATE
+        return band is CosineBand.DUPLICATE
 
 
 _TUPLE_FIELDS = ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields")

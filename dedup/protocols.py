@@ -21,6 +21,11 @@ class Embedder(Protocol):
         """A name that changes whenever the vectors would change."""
         ...
 
+    @property
+    def dims(self) -> int:
+        """The size of each vector."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in one model call; rows are unit length."""
         ...

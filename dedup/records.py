@@ -118,7 +118,11 @@ class CanonicalCall:
 
 @dataclass(frozen=True, slots=True)
 class CallRecord:
-    """One call stored in the ledger."""
+    """One call stored in the ledger.
+
+    ``args`` is the canonical form that matching uses; ``sent_args`` are the arguments as the
+    agent sent them (volatile fields included), which is what callers read back.
+    """
 
     call_id: str
     row_id: int
@@ -142,6 +146,7 @@ class CallRecord:
     attempt_of: str | None = None
     run_id: str | None = None
     step: str | None = None
+    sent_args: JSON = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,6 +210,8 @@ class Decision:
     judge: JudgeReport | None = None
     latency_ms: float = 0.0
     dry_run: bool = False
+    # The semantic match fell in the borderline band, whatever was then decided.
+    borderline: bool = False
 
     @property
     def call_id(self) -> str | None:

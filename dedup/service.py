@@ -10,15 +10,15 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from dedup.canonical import canonicalize, intent_key, stable_hash, validate_json
-from dedup.critical import critical_tokens
-from dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
-from dedup.explain import explain_data
-from dedup.funnel import FunnelStage, Proposal, SemanticStage, run_funnel
-from dedup.judge import GuardedJudge, JudgeRequest
-from dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
-from dedup.policy import BorderlineAction, PolicySet, ToolPolicy
-from dedup.records import (
+from tooldedup.dedup.canonical import canonicalize, intent_key, stable_hash, validate_json
+from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
+from tooldedup.dedup.explain import explain_data
+from tooldedup.dedup.funnel import ClaimObserver, FunnelStage, Proposal, run_funnel
+from tooldedup.dedup.judge import GuardedJudge, JudgeRequest
+from tooldedup.dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
+from tooldedup.dedup.policy import BorderlineAction, PolicySet, ToolPolicy
+from tooldedup.dedup.records import (
     CallRecord,
     CallStatus,
     Decision,
@@ -65,6 +65,7 @@ class DedupService:
         policies: PolicySet,
         stages: Sequence[FunnelStage],
         *,
+        claim_observers: Sequence[ClaimObserver] = (),
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
     ) -> None:
@@ -75,7 +76,7 @@ class DedupService:
         self._shadow_lock = threading.Lock()
         self._policies = policies
         self._stages = tuple(stages)
-        self._semantic = next((s for s in stages if isinstance(s, SemanticStage)), None)
+        self._observers = tuple(claim_observers)
         self._clock = clock
         self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
         self._policy_lock = threading.Lock()
@@ -167,6 +168,7 @@ class DedupService:
         """Ask the judge inline when configured; otherwise the policy's borderline action."""
         policy = proposal.policy
         mode = policy.judge_mode
+        base = replace(base, borderline=True)
         report: JudgeReport | None = None
         if mode is not JudgeMode.OFF and self._judge is None:
             report = JudgeReport(mode.value, "not_configured")
@@ -254,6 +256,7 @@ class DedupService:
             attempt_of=attempt_of,
             run_id=call.run_id,
             step=call.step,
+            sent_args=call.args,
         )
         claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
         if isinstance(claimed, ClaimConflict):
@@ -261,8 +264,8 @@ class DedupService:
             holder = claimed.holder
             match = Match(holder, Stage.EXACT, 1.0)
             return replace(decision, kind=answer_for(holder, now), match=match, call=None)
-        if self._semantic is not None:
-            self._semantic.remember(proposal, claimed)
+        for observer in self._observers:
+            observer.claimed(proposal, claimed)
         return replace(decision, kind=DecisionKind.PROCEED, call=claimed)
 
     def _explain_difference(self, proposal: Proposal, base: Decision, since: float) -> Decision:
@@ -299,6 +302,7 @@ class DedupService:
                 latency_ms=decision.latency_ms,
                 dry_run=decision.dry_run,
                 explain=explain_data(decision),
+                borderline=decision.borderline,
             )
         )
 
@@ -338,8 +342,9 @@ class DedupService:
         policies = [self._policies.defaults, *self._policies.tools.values()]
         keep = max(retention_seconds, *(p.window_seconds for p in policies))
         removed = self._ledger.purge(self._clock() - keep)
-        if removed and self._semantic is not None:
-            self._semantic.forget()
+        if removed:
+            for observer in self._observers:
+                observer.purged()
         return removed
 
 

@@ -10,20 +10,11 @@ from pathlib import Path
 
 import numpy as np
 
-from dedup.canonical import stable_hash
-from dedup.protocols import Embedder, Vectors
+from tooldedup.dedup.canonical import stable_hash
+from tooldedup.dedup.ledger.migrations import migrate
+from tooldedup.dedup.protocols import Embedder, Vectors
 
 __all__ = ["CachedEmbedder", "SqliteVectorStore"]
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings (
-    model TEXT NOT NULL,
-    text_hash TEXT NOT NULL,
-    dim INTEGER NOT NULL,
-    vector BLOB NOT NULL,
-    PRIMARY KEY (model, text_hash)
-) WITHOUT ROWID
-"""
 
 
 class SqliteVectorStore:
@@ -32,16 +23,31 @@ class SqliteVectorStore:
     def __init__(self, path: Path) -> None:
         self._path = path
         self._local = threading.local()
-        self._connect().executescript(_SCHEMA)
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        # The table comes from the ledger's migrations, whether or not this is the ledger file.
+        migrate(self._connect())
 
     def _connect(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
-            conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
+            conn = sqlite3.connect(
+                self._path, timeout=30, isolation_level=None, check_same_thread=False
+            )
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
         return conn
+
+    def close(self) -> None:
+        """Close every thread's connection."""
+        with self._conns_lock:
+            conns, self._conns = self._conns, []
+        for conn in conns:
+            conn.close()
+        self._local = threading.local()
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, Vectors]:
         """The stored vectors among ``hashes``."""
@@ -89,6 +95,16 @@ class CachedEmbedder:
         """The wrapped embedder's model id."""
         return self._inner.model_id
 
+    @property
+    def dims(self) -> int:
+        """The wrapped embedder's vector size."""
+        return self._inner.dims
+
+    def close(self) -> None:
+        """Close the vector store, if any."""
+        if self._store is not None:
+            self._store.close()
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Vectors for ``texts``, computing at most one batch of misses."""
         keys = [stable_hash(t) for t in texts]
@@ -116,5 +132,5 @@ class CachedEmbedder:
             while len(self._memory) > self._max_entries:
                 self._memory.popitem(last=False)
         if not keys:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self.dims), dtype=np.float32)
         return np.stack([found[k] for k in keys])

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import faiss
 import numpy as np
 
-from dedup.protocols import Vectors
+from tooldedup.dedup.protocols import Vectors
 
 __all__ = ["FaissGroupIndex"]
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import httpx
 
-from dedup.canonical import canonical_json
-from dedup.judge import JudgeFailure, JudgeRequest, JudgeVerdict, OutcomeKind
+from tooldedup.dedup.canonical import canonical_json
+from tooldedup.dedup.judge import JudgeFailure, JudgeRequest, JudgeVerdict, OutcomeKind
 
 __all__ = ["OpenAIChatJudge", "build_prompt", "parse_verdict"]
 

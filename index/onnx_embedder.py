@@ -1,17 +1,23 @@
-"""Embeddings from an ONNX export of a sentence-transformers model; no torch at run time."""
+"""Embeddings from an ONNX BERT encoder on onnxruntime and tokenizers; no torch at run time."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+
+# onnxruntime's import starts its telemetry, which writes a device id under ~/.cache; the
+# service writes nothing but its database and cache folder. A caller's own setting wins.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from dedup.protocols import Vectors
-from index.onnx_export import export_onnx
+from tooldedup.dedup.protocols import Vectors
+from tooldedup.index.packaged_model import PackagedModel
 
 __all__ = ["OnnxEmbedder"]
 
@@ -20,31 +26,73 @@ class OnnxEmbedder:
     """Mean-pooled, L2-normalised sentence vectors from onnxruntime."""
 
     def __init__(
-        self, model_dir: Path, cache_dir: Path, *, quantize: bool = True, threads: int = 2
+        self,
+        onnx_path: Path,
+        tokenizer_path: Path,
+        *,
+        model_id: str,
+        max_seq_length: int = 256,
+        threads: int = 2,
     ) -> None:
-        self._path = export_onnx(model_dir, cache_dir, quantize)
+        if threads <= 0 or max_seq_length <= 0:
+            raise ValueError("threads and max_seq_length must be positive")
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.inter_op_num_threads = 1
         self._session = ort.InferenceSession(
-            str(self._path), options, providers=["CPUExecutionProvider"]
+            str(onnx_path), options, providers=["CPUExecutionProvider"]
         )
-        self._tokenizer = Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(_max_length(model_dir))
-        self._model_id = f"onnx{'-int8' if quantize else ''}:{self._path.stem}"
+        self._tokenizer.enable_truncation(max_seq_length)
+        self._model_id = model_id
+        self._dims = int(self._session.get_outputs()[0].shape[-1])
+
+    @classmethod
+    def packaged(cls, model: PackagedModel | None = None, *, threads: int = 2) -> OnnxEmbedder:
+        """The shipped int8 MiniLM (or another manifest-described folder), checksum verified."""
+        model = PackagedModel.load() if model is None else model
+        model.verify()
+        return cls(
+            model.onnx_path,
+            model.tokenizer_path,
+            model_id=model.model_id,
+            max_seq_length=model.max_seq_length,
+            threads=threads,
+        )
+
+    @classmethod
+    def exported(
+        cls, model_dir: Path, cache_dir: Path, *, quantize: bool = True, threads: int = 2
+    ) -> OnnxEmbedder:
+        """A sentence-transformers folder exported to ONNX once into ``cache_dir`` (needs torch)."""
+        from tooldedup.index.onnx_export import export_onnx
+
+        path = export_onnx(model_dir, cache_dir, quantize)
+        return cls(
+            path,
+            model_dir / "tokenizer.json",
+            model_id=export_model_id(path, quantize),
+            max_seq_length=max_seq_length(model_dir),
+            threads=threads,
+        )
 
     @property
     def model_id(self) -> str:
-        """The exported file's name, which changes with the weights and quantisation."""
+        """A name that changes with the weights and the quantisation."""
         return self._model_id
+
+    @property
+    def dims(self) -> int:
+        """The vector size."""
+        return self._dims
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed each text on its own: int8 activations are quantised per batch, so batching
         would make a text's vector depend on its neighbours."""
         rows = [self._embed_one(text) for text in texts]
         if not rows:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self._dims), dtype=np.float32)
         return np.stack(rows)
 
     def _embed_one(self, text: str) -> Vectors:
@@ -59,7 +107,13 @@ class OnnxEmbedder:
         return result
 
 
-def _max_length(model_dir: Path) -> int:
+def export_model_id(path: Path, quantize: bool) -> str:
+    """The id of an exported file: the backend and the file's fingerprinted name."""
+    return f"onnx{'-int8' if quantize else ''}:{path.stem}"
+
+
+def max_seq_length(model_dir: Path) -> int:
+    """The sentence-transformers truncation length of ``model_dir`` (256 if unset)."""
     config = model_dir / "sentence_bert_config.json"
     if config.exists():
         return int(json.loads(config.read_text()).get("max_seq_length", 256))

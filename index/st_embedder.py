@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dedup.protocols import Vectors
+from tooldedup.dedup.protocols import Vectors
 
 __all__ = ["SentenceTransformerEmbedder"]
 
@@ -20,16 +20,27 @@ class SentenceTransformerEmbedder:
 
         self._model = SentenceTransformer(str(model_dir), device="cpu")
         self._model_id = f"torch:{model_dir.name}"
+        # Renamed in sentence-transformers 6; the old name warns there.
+        dimension = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        self._dims = int(dimension() or 0)
 
     @property
     def model_id(self) -> str:
         """The backend and model directory name."""
         return self._model_id
 
+    @property
+    def dims(self) -> int:
+        """The vector size the model declares."""
+        return self._dims
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in one batch, normalised."""
         if not texts:
-            return np.zeros((0, 0), dtype=np.float32)
+            return np.zeros((0, self._dims), dtype=np.float32)
         vectors = self._model.encode(
             list(texts), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )

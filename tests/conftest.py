@@ -10,9 +10,11 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import settings as hypothesis_settings
 
-from api.app import build_embedder, create_app
-from api.settings import Settings
-from dedup.protocols import Embedder
+from tooldedup.api.app import create_app
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.index.settings import ServiceSettings
+from tooldedup.index.wiring import build_embedder
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Hypothesis keeps no example database in the checkout.
@@ -22,14 +24,14 @@ hypothesis_settings.load_profile("tooldedup")
 
 @pytest.fixture(scope="session")
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Where this run exports the ONNX model, once."""
+    """Where this run keeps ONNX exports (the shipped model needs none)."""
     return tmp_path_factory.mktemp("model-cache")
 
 
 @pytest.fixture(scope="session")
-def embedder(model_cache: Path) -> Embedder:
-    """The packaged MiniLM through ONNX int8, the service's default backend."""
-    return build_embedder(Settings(cache_dir=model_cache))
+def embedder() -> Embedder:
+    """The shipped int8 MiniLM on onnxruntime, the service's default backend."""
+    return build_embedder(ServiceSettings())
 
 
 @pytest.fixture

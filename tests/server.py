@@ -24,25 +24,25 @@ def _free_port() -> int:
 
 @contextmanager
 def serve(db: Path, cache: Path, *extra: str) -> Iterator[httpx.Client]:
-    """Run `tooldedup serve` until the block ends."""
+    """Run `tooldedup serve` from this interpreter until the block ends."""
+    command = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(db)]
+    extra = ("--cache-dir", str(cache), *extra)
+    with serve_command(command, *extra) as client:
+        yield client
+
+
+@contextmanager
+def serve_command(
+    command: list[str],
+    *extra: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[httpx.Client]:
+    """Run a `tooldedup serve` command line on a free port until the block ends."""
     port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "api.cli",
-        "serve",
-        "--db",
-        str(db),
-        "--port",
-        str(port),
-        "--cache-dir",
-        str(cache),
-        "--log-level",
-        "warning",
-        *extra,
-    ]
-    env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    cmd = [*command, "--port", str(port), "--log-level", "warning", *extra]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1"} if env is None else env
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120

@@ -30,6 +30,9 @@ def test_readme_session(client: TestClient) -> None:
     assert again["match"]["result"] == {"message_id": "m-42"}
     assert again["call_id"] == call_id
     assert again["idempotency_key"] == first["idempotency_key"]
+    assert "borderline" not in again["explain"]
+    # The matched call reads as the agent first sent it, request_id included.
+    assert again["match"]["args"] == {**EMAIL, "request_id": "r-1"}
 
     reworded = {
         **EMAIL,
@@ -39,6 +42,7 @@ def test_readme_session(client: TestClient) -> None:
     assert semantic["decision"] == "duplicate"
     assert semantic["match"]["stage"] == "semantic"
     assert semantic["match"]["result"] == {"message_id": "m-42"}
+    assert semantic["explain"]["borderline"] is True
 
     other = check(client, {**EMAIL, "to": "carol@example.com"})
     assert other["decision"] == "proceed"
@@ -253,3 +257,19 @@ def test_feedback_errors(client: TestClient) -> None:
     first = check(client, EMAIL)
     bad = client.post("/v1/feedback", json={"check_id": first["check_id"], "label": "maybe"})
     assert bad.status_code == 422
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        {"queue": "IT", "priority": "HIGH", "amount": 1200.0, "request_id": "r-7"},
+        {"b": [3, 1, 2], "a": {"Z": "Ünïcode  text", "trace_id": "t-1"}, "n": 1e21},
+    ],
+)
+def test_stored_call_returns_args_as_sent(client: TestClient, sent: dict[str, object]) -> None:
+    first = check(client, sent)
+    stored = client.get(f"/v1/calls/{first['call_id']}").json()
+    assert stored["args"] == sent
+    assert list(stored["args"]) == list(sent)
+    listed = client.get("/v1/sessions/s1/calls").json()["calls"]
+    assert [c["args"] for c in listed] == [sent]

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.settings import Settings
-from dedup.protocols import Embedder
 from tests.helpers import EMAIL, check, complete
+from tooldedup.api.app import create_app
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.protocols import Embedder
 
 
 def _error(response: Any, status: int) -> str:

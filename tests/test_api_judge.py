@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from api.app import create_app
-from api.settings import Settings
-from dedup.ledger import SqliteLedger
-from dedup.protocols import Embedder
 from tests.fake_llm import FakeLLM, Reply, fake_llm, verdict
 from tests.helpers import EMAIL, check, complete
+from tooldedup.api.app import create_app
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.protocols import Embedder
 
 REWORDED = {
     **EMAIL,

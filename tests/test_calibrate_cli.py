@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dedup.policy import load_policy_file
+from tooldedup.dedup.policy import load_policy_file
 
 DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / "pairs.jsonl"
 
@@ -30,7 +30,7 @@ def _calibrate(tmp_path: Path, model_cache: Path, *extra: str) -> subprocess.Com
         [
             sys.executable,
             "-m",
-            "api.cli",
+            "tooldedup.api.cli",
             "calibrate",
             "--cache-dir",
             str(model_cache),

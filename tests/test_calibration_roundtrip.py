@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 
-from calibration.command import would_match
-from calibration.samples import sample_from_entry
-from dedup.policy import PolicySet, load_policy_file
 from tests.server import serve
+from tooldedup.calibration.command import would_match
+from tooldedup.calibration.samples import sample_from_entry
+from tooldedup.dedup.policy import PolicySet, load_policy_file
 
 # (first text, second text, truly the same intent?)
 FUZZY = [
@@ -114,7 +114,7 @@ def test_feedback_to_calibrated_policy(tmp_path: Path, model_cache: Path) -> Non
     assert any(before[i]["decision"] == "duplicate" for i in range(len(PAIRS) - 5, len(PAIRS)))
 
     log = tmp_path / "decisions.jsonl"
-    cli = [sys.executable, "-m", "api.cli"]
+    cli = [sys.executable, "-m", "tooldedup.api.cli"]
     subprocess.run([*cli, "export-log", "--db", str(db), "--out", str(log)], check=True)
     policy = tmp_path / "policy.toml"
     report = tmp_path / "report.html"

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
-from dedup.errors import InvalidInput
-from dedup.policy import CompareMode, ToolPolicy
+from tooldedup.dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.policy import CompareMode, ToolPolicy
 
 DEFAULT = ToolPolicy()
 

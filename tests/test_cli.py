@@ -74,7 +74,16 @@ def test_export_log(tmp_path: Path, model_cache: Path) -> None:
         second = _check(client, EMAIL)
     out = tmp_path / "decisions.jsonl"
     result = subprocess.run(
-        [sys.executable, "-m", "api.cli", "export-log", "--db", str(db), "--out", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "tooldedup.api.cli",
+            "export-log",
+            "--db",
+            str(db),
+            "--out",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=True,
@@ -119,7 +128,7 @@ def test_bad_policy_file_fails_clearly(tmp_path: Path, model_cache: Path) -> Non
         [
             sys.executable,
             "-m",
-            "api.cli",
+            "tooldedup.api.cli",
             "serve",
             "--db",
             str(tmp_path / "x.db"),

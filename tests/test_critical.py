@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dedup.critical import critical_tokens
+from tooldedup.dedup.critical import critical_tokens
 
 
 @pytest.mark.parametrize(

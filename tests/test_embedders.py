@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dedup.protocols import Embedder
-from index import CachedEmbedder, SentenceTransformerEmbedder, SqliteVectorStore
-from index.model_path import packaged_model_path
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.index import CachedEmbedder, SentenceTransformerEmbedder, SqliteVectorStore
+from tooldedup.index.source_model import source_model_dir
 
 TEXTS = [
     "Hi Bob, the Q3 report is attached.",
@@ -19,7 +19,7 @@ TEXTS = [
 
 @pytest.fixture(scope="module")
 def torch_embedder() -> Embedder:
-    return SentenceTransformerEmbedder(packaged_model_path())
+    return SentenceTransformerEmbedder(source_model_dir())
 
 
 def test_vectors_are_unit_length(embedder: Embedder) -> None:

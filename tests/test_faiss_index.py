@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from index.faiss_index import FaissGroupIndex
+from tooldedup.index.faiss_index import FaissGroupIndex
 
 
 def _unit(*values: float) -> np.ndarray:

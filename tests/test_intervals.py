@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy.stats import binom, norm
 
-from calibration.intervals import clopper_pearson_lower, labels_needed, wilson_lower
+from tooldedup.calibration.intervals import clopper_pearson_lower, labels_needed, wilson_lower
 
 
 @pytest.mark.parametrize(

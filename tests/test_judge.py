@@ -11,9 +11,9 @@ from dataclasses import replace
 
 import pytest
 
-from dedup.judge import GuardedJudge, JudgeFailure, JudgeRequest, OutcomeKind
-from index.llm_judge import OpenAIChatJudge, parse_verdict
 from tests.fake_llm import FakeLLM, Reply, fake_llm, verdict
+from tooldedup.dedup.judge import GuardedJudge, JudgeFailure, JudgeRequest, OutcomeKind
+from tooldedup.index.llm_judge import OpenAIChatJudge, parse_verdict
 
 REQUEST = JudgeRequest(
     tool="send_email",

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from tests.fake_llm import fake_llm, verdict
 from tests.helpers import EMAIL, check, complete
 
-CLI = [sys.executable, "-m", "api.cli"]
+CLI = [sys.executable, "-m", "tooldedup.api.cli"]
 
 
 def test_judge_check_prints_agreement() -> None:

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from dedup.canonical import canonicalize
-from dedup.errors import Conflict, NotFound
-from dedup.ledger import ClaimConflict, LogEntry, SqliteLedger
-from dedup.ledger.migrations import MIGRATIONS
-from dedup.policy import ToolPolicy
-from dedup.records import CallRecord, CallStatus, FailureClass, Outcome
+from tooldedup.dedup.canonical import canonicalize
+from tooldedup.dedup.errors import Conflict, NotFound
+from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger
+from tooldedup.dedup.ledger.migrations import MIGRATIONS
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome
 
 
 def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") -> CallRecord:
@@ -45,10 +45,10 @@ def ledger(tmp_path: Path) -> SqliteLedger:
 def test_schema_is_migrated_once(tmp_path: Path) -> None:
     path = tmp_path / "ledger.db"
     first = SqliteLedger(path)
-    assert first.schema_version == len(MIGRATIONS)
+    assert first.migrations == [m.__name__ for m in MIGRATIONS]
     first.close()
     again = SqliteLedger(path)
-    assert again.schema_version == len(MIGRATIONS)
+    assert again.migrations == [m.__name__ for m in MIGRATIONS]
     mode = sqlite3.connect(path).execute("PRAGMA journal_mode").fetchone()[0]
     assert mode == "wal"
 

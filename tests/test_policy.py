@@ -7,17 +7,18 @@ from typing import Any
 
 import pytest
 
-from dedup.errors import InvalidInput
-from dedup.policy import (
+from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.policy import (
     BorderlineAction,
     CompareMode,
+    CosineBand,
     PolicySet,
     ToolPolicy,
     load_policy_file,
     policy_from_mapping,
     policy_to_mapping,
 )
-from dedup.records import SideEffect
+from tooldedup.dedup.records import SideEffect
 
 
 @pytest.mark.parametrize(
@@ -107,3 +108,33 @@ def test_bad_policy_files(tmp_path: Path, text: str) -> None:
     path.write_text(text)
     with pytest.raises(InvalidInput):
         load_policy_file(path)
+
+
+@pytest.mark.parametrize(
+    ("cosine", "band", "matches_if_duplicate_action", "matches_if_proceed_action"),
+    [
+        (0.95, CosineBand.DUPLICATE, True, True),
+        (0.90, CosineBand.DUPLICATE, True, True),
+        (0.8999, CosineBand.BORDERLINE, True, False),
+        (0.85, CosineBand.BORDERLINE, True, False),
+        (0.8499, CosineBand.BELOW, False, False),
+        (-1.0, CosineBand.BELOW, False, False),
+    ],
+)
+def test_one_rule_classifies_a_cosine(
+    cosine: float,
+    band: CosineBand,
+    matches_if_duplicate_action: bool,
+    matches_if_proceed_action: bool,
+) -> None:
+    duplicate = ToolPolicy()
+    proceed = ToolPolicy(borderline_action=BorderlineAction.PROCEED)
+    assert duplicate.band(cosine) is band
+    assert duplicate.matches_at(cosine) is matches_if_duplicate_action
+    assert proceed.matches_at(cosine) is matches_if_proceed_action
+
+
+def test_zero_is_a_real_threshold() -> None:
+    policy = ToolPolicy(min_cosine_duplicate=0.0, min_cosine_borderline=0.0)
+    assert policy.band(0.0) is CosineBand.DUPLICATE
+    assert policy.band(-0.01) is CosineBand.BELOW

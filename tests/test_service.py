@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from dedup.errors import NotFound
-from dedup.funnel import ExactStage, FuzzyStage, SemanticStage
-from dedup.ledger import SqliteLedger
-from dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
-from dedup.protocols import Embedder
-from dedup.records import CallStatus, DecisionKind, FailureClass, Outcome, Stage, ToolCall
-from dedup.service import DedupService
-from index import CachedEmbedder, FaissGroupIndex, SqliteVectorStore
+from tooldedup.dedup.errors import NotFound
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import CallStatus, DecisionKind, FailureClass, Outcome, Stage, ToolCall
+from tooldedup.dedup.service import DedupService
+from tooldedup.index import CachedEmbedder, Service, ServiceSettings, build_service
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
@@ -32,17 +31,22 @@ Build = Callable[..., tuple[DedupService, CachedEmbedder]]
 
 
 @pytest.fixture
-def build(tmp_path: Path, embedder: Embedder) -> Build:
-    def make(policy: ToolPolicy | None = None, clock: Clock | None = None):  # type: ignore[no-untyped-def]
-        db = tmp_path / "ledger.db"
-        cached = CachedEmbedder(embedder, SqliteVectorStore(db))
-        stages = [ExactStage(), FuzzyStage(), SemanticStage(cached, FaissGroupIndex(384))]
-        service = DedupService(
-            SqliteLedger(db), PolicySet(policy or ToolPolicy()), stages, clock=clock or Clock()
-        )
-        return service, cached
+def build(tmp_path: Path, embedder: Embedder) -> Iterator[Build]:
+    built: list[Service] = []
 
-    return make
+    def make(policy: ToolPolicy | None = None, clock: Clock | None = None):  # type: ignore[no-untyped-def]
+        service = build_service(
+            ServiceSettings(db_path=tmp_path / "ledger.db"),
+            embedder=embedder,
+            policies=PolicySet(policy or ToolPolicy()),
+            clock=clock or Clock(),
+        )
+        built.append(service)
+        return service.service, service.embedder
+
+    yield make
+    for service in built:
+        service.close()
 
 
 def _call(**args: object) -> ToolCall:

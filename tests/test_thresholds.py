@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from calibration.intervals import clopper_pearson_lower, wilson_lower
-from calibration.samples import Sample
-from calibration.thresholds import SEMANTIC_OFF, choose_thresholds, evaluate, sweep
+from tooldedup.calibration.intervals import clopper_pearson_lower, wilson_lower
+from tooldedup.calibration.samples import Sample
+from tooldedup.calibration.thresholds import SEMANTIC_OFF, choose_thresholds, evaluate, sweep
 
 
 def _samples(dups: list[float], distinct: list[float]) -> list[Sample]:

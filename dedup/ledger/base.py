@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from dedup.records import CallRecord, Outcome
+from tooldedup.dedup.records import CallRecord, Outcome
 
 __all__ = ["ClaimConflict", "Feedback", "Ledger", "LogEntry"]
 
@@ -30,6 +30,7 @@ class LogEntry:
     dry_run: bool
     explain: Any
     feedback: Feedback | None = None
+    borderline: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,26 +1,36 @@
-"""Numbered schema migrations for the SQLite ledger; ``PRAGMA user_version`` holds the number."""
+"""Named schema migrations, recorded by name in ``schema_migrations``.
+
+Each migration is a function returning its statements; its name is the record. Files made
+before names were recorded carry only ``PRAGMA user_version``: their first N migrations are
+recorded by name once, then every migration not yet recorded runs, in order, each in its own
+write transaction (so two processes opening one file never apply a step twice).
+"""
 
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable
 
 __all__ = ["MIGRATIONS", "migrate"]
 
-Migration = Callable[[], str]
+Migration = Callable[[], tuple[str, ...]]
 MIGRATIONS: list[Migration] = []
+
+_DECISIONS_APPEND_ONLY = """CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
+    BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END"""
 
 
 def migration(fn: Migration) -> Migration:
-    """Register ``fn`` as the next migration."""
+    """Register ``fn`` as the next migration; its name is what the database records."""
     MIGRATIONS.append(fn)
     return fn
 
 
 @migration
-def m001_calls_and_log() -> str:
+def m001_calls_and_log() -> tuple[str, ...]:
     """Calls, the decision log and stored policies."""
-    return """
+    script = """
         CREATE TABLE calls (
             row_id INTEGER PRIMARY KEY,
             call_id TEXT NOT NULL UNIQUE,
@@ -74,21 +84,19 @@ def m001_calls_and_log() -> str:
             dry_run INTEGER NOT NULL,
             explain_json TEXT NOT NULL
         );
-        CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions
-            BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END;
-
         CREATE TABLE policies (
             tool TEXT PRIMARY KEY,
             policy_json TEXT NOT NULL,
             updated_at REAL NOT NULL
         );
     """
+    return (*_statements(script), _DECISIONS_APPEND_ONLY)
 
 
 @migration
-def m002_feedback() -> str:
+def m002_feedback() -> tuple[str, ...]:
     """Labels on checks, and the matches a 'distinct' label rules out from then on."""
-    return """
+    return _statements("""
         CREATE TABLE feedback (
             row_id INTEGER PRIMARY KEY,
             check_id TEXT NOT NULL,
@@ -105,19 +113,84 @@ def m002_feedback() -> str:
             call_id TEXT NOT NULL,
             PRIMARY KEY (scope, tool, args_hash, call_id)
         ) WITHOUT ROWID;
-    """
+    """)
 
 
 @migration
-def m003_exact_lookup() -> str:
+def m003_exact_lookup() -> tuple[str, ...]:
     """An index for the exact fast path: one scope, one tool, one canonical args hash."""
-    return "CREATE INDEX calls_exact ON calls (scope, tool, args_hash, created_at)"
+    return ("CREATE INDEX calls_exact ON calls (scope, tool, args_hash, created_at)",)
 
 
-def migrate(conn: sqlite3.Connection) -> int:
-    """Apply every migration newer than the file's version; return the new version."""
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
-    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
-        # executescript commits any open transaction first, so each step carries its own.
-        conn.executescript(f"BEGIN IMMEDIATE; {step()}; PRAGMA user_version = {number}; COMMIT;")
-    return len(MIGRATIONS)
+@migration
+def m004_sent_args_and_borderline() -> tuple[str, ...]:
+    """Calls keep the args as sent; log entries mark a borderline match in a column.
+
+    Older entries said "borderline" only in a stage's detail text; that text is read here,
+    once, so nothing downstream ever depends on its wording again.
+    """
+    return (
+        "ALTER TABLE calls ADD COLUMN sent_args_json TEXT",
+        "ALTER TABLE decisions ADD COLUMN borderline INTEGER NOT NULL DEFAULT 0",
+        "DROP TRIGGER decisions_no_update",
+        "UPDATE decisions SET borderline = 1"
+        """ WHERE explain_json LIKE '%"detail":"borderline: at or above%'""",
+        _DECISIONS_APPEND_ONLY,
+    )
+
+
+@migration
+def m005_embeddings() -> tuple[str, ...]:
+    """Vectors by (model, text hash); files from before 0.2 already have this table."""
+    return (
+        """CREATE TABLE IF NOT EXISTS embeddings (
+            model TEXT NOT NULL,
+            text_hash TEXT NOT NULL,
+            dim INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, text_hash)
+        ) WITHOUT ROWID""",
+    )
+
+
+def _statements(script: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in script.split(";") if part.strip())
+
+
+def _applied(conn: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in conn.execute("SELECT name FROM schema_migrations")}
+
+
+def migrate(conn: sqlite3.Connection) -> list[str]:
+    """Apply every migration not yet recorded; return the names now applied, in order."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if not _applied(conn):
+            legacy = int(conn.execute("PRAGMA user_version").fetchone()[0])
+            conn.executemany(
+                "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                [(step.__name__, time.time()) for step in MIGRATIONS[:legacy]],
+            )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    for step in MIGRATIONS:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Read again under the write lock: another process may have applied it meanwhile.
+            if step.__name__ not in _applied(conn):
+                for statement in step():
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)",
+                    (step.__name__, time.time()),
+                )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    return [step.__name__ for step in MIGRATIONS]

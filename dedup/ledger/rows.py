@@ -7,9 +7,9 @@ import sqlite3
 from dataclasses import replace
 from typing import Any
 
-from dedup.canonical import canonical_json
-from dedup.ledger.base import Feedback, LogEntry
-from dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
+from tooldedup.dedup.canonical import canonical_json
+from tooldedup.dedup.ledger.base import Feedback, LogEntry
+from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
 
 __all__ = [
     "COLUMNS",
@@ -27,7 +27,8 @@ __all__ = [
 COLUMNS = (
     "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
     " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
-    " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step"
+    " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step,"
+    " sent_args_json"
 )
 LIVE = "superseded = 0 AND created_at >= ?"
 
@@ -43,14 +44,16 @@ def loads(text: str | None) -> Any:
 
 
 def record_from_row(row: sqlite3.Row) -> CallRecord:
-    """A ``calls`` row as a record."""
+    """A ``calls`` row as a record; rows from before 0.2 read back their canonical args."""
+    args = json.loads(row["args_json"])
+    sent = row["sent_args_json"]
     return CallRecord(
         row_id=row["row_id"],
         call_id=row["call_id"],
         scope=row["scope"],
         session_id=row["session_id"],
         tool=row["tool"],
-        args=json.loads(row["args_json"]),
+        args=args,
         args_hash=row["args_hash"],
         exact_signature=row["exact_sig"],
         exact_leaves=tuple((p, v) for p, v in json.loads(row["exact_leaves"])),
@@ -67,6 +70,7 @@ def record_from_row(row: sqlite3.Row) -> CallRecord:
         attempt_of=row["attempt_of"],
         run_id=row["run_id"],
         step=row["step"],
+        sent_args=args if sent is None else json.loads(sent),
     )
 
 
@@ -93,6 +97,7 @@ def log_entry_from_row(row: sqlite3.Row, feedback: Feedback | None) -> LogEntry:
         dry_run=bool(row["dry_run"]),
         explain=json.loads(row["explain_json"]),
         feedback=feedback,
+        borderline=bool(row["borderline"]),
     )
 
 

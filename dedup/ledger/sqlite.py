@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from dedup.canonical import canonical_json, stable_hash
-from dedup.errors import Conflict, NotFound
-from dedup.ledger.base import ClaimConflict, Feedback, LogEntry
-from dedup.ledger.migrations import migrate
-from dedup.ledger.rows import (
+from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.errors import Conflict, NotFound
+from tooldedup.dedup.ledger.base import ClaimConflict, Feedback, LogEntry
+from tooldedup.dedup.ledger.migrations import migrate
+from tooldedup.dedup.ledger.rows import (
     COLUMNS,
     LIVE,
     describe,
@@ -25,7 +25,7 @@ from dedup.ledger.rows import (
     record_from_row,
     with_row_id,
 )
-from dedup.records import CallRecord, CallStatus, Outcome
+from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
 
 __all__ = ["SqliteLedger"]
 
@@ -39,7 +39,7 @@ class SqliteLedger:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
-        self.schema_version = migrate(self._conn())
+        self.migrations = migrate(self._conn())
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -156,8 +156,8 @@ class SqliteLedger:
             cursor = conn.execute(
                 "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
                 " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
-                " created_at, lease_expires_at, attempt_of, run_id, step)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.call_id,
                     record.scope,
@@ -176,6 +176,8 @@ class SqliteLedger:
                     record.attempt_of,
                     record.run_id,
                     record.step,
+                    # As sent, key order and number spelling kept: this is what callers read.
+                    json.dumps(record.sent_args, ensure_ascii=False, allow_nan=False),
                 ),
             )
             if record.attempt_of is not None:
@@ -265,8 +267,8 @@ class SqliteLedger:
         """Append one decision log entry."""
         self._conn().execute(
             "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
-            " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
+            " borderline) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 entry.check_id,
                 entry.ts,
@@ -282,6 +284,7 @@ class SqliteLedger:
                 entry.latency_ms,
                 int(entry.dry_run),
                 canonical_json(entry.explain),
+                int(entry.borderline),
             ),
         )
 

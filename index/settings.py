@@ -1,0 +1,51 @@
+"""The service's settings: a frozen value object with no imports of model or index code."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+__all__ = ["EmbedderBackend", "ServiceSettings", "default_cache_dir"]
+
+
+class EmbedderBackend(StrEnum):
+    """Which embedding backend serves the semantic stage."""
+
+    ONNX_INT8 = "onnx-int8"
+    ONNX = "onnx"
+    TORCH = "torch"
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
+    """``$XDG_CACHE_HOME/tooldedup``, or ``~/.cache/tooldedup``."""
+    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "tooldedup"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServiceSettings:
+    """What the service needs, short of HTTP: storage, policies, model and judge."""
+
+    db_path: Path = Path("tooldedup.db")
+    policy_path: Path | None = None
+    # A sentence-transformers folder; None means the int8 model shipped in the package.
+    model_path: Path | None = None
+    embedder: EmbedderBackend = EmbedderBackend.ONNX_INT8
+    embed_threads: int = 2
+    # Where an ONNX export of ``model_path`` is kept (only used for exports).
+    cache_dir: Path | None = None
+    retention_seconds: float = 7 * 86_400.0
+    purge_interval_seconds: float = 600.0
+    checkpoint_interval_seconds: float = 2.0
+    judge_base_url: str | None = None
+    judge_model: str | None = None
+    judge_api_key_env: str | None = "TOOLDEDUP_JUDGE_API_KEY"
+    judge_timeout_seconds: float = 2.0
+    judge_max_tokens: int = 200
+    judge_cooldown_seconds: float = 30.0
+
+    def resolved_cache_dir(self, environ: Mapping[str, str]) -> Path:
+        """Where ONNX exports are kept."""
+        return self.cache_dir if self.cache_dir is not None else default_cache_dir(environ)

@@ -1,0 +1,154 @@
+"""The one place that builds the service from settings: embedder, vector index, judge, ledger.
+
+The HTTP app, the calibration command, the benchmarks and the tests all build through here,
+so they run the same stages with the same defaults.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tooldedup.dedup.errors import ConfigurationError, InvalidInput
+from tooldedup.dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from tooldedup.dedup.judge import GuardedJudge
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.service import DedupService
+from tooldedup.index.embedding_cache import CachedEmbedder, SqliteVectorStore
+from tooldedup.index.faiss_index import FaissGroupIndex
+from tooldedup.index.llm_judge import OpenAIChatJudge
+from tooldedup.index.onnx_embedder import OnnxEmbedder
+from tooldedup.index.settings import EmbedderBackend, ServiceSettings
+from tooldedup.index.source_model import source_model_dir
+
+__all__ = ["Service", "build_embedder", "build_judge", "build_service", "load_policies"]
+
+logger = logging.getLogger(__name__)
+
+
+def build_embedder(settings: ServiceSettings, environ: Mapping[str, str] | None = None) -> Embedder:
+    """The configured model embedder.
+
+    The default is the shipped int8 model, which needs neither torch nor a download. An own
+    ``model_path``, ``onnx`` (fp32) or ``torch`` needs ``pip install 'tooldedup[torch]'``.
+    """
+    env = os.environ if environ is None else environ
+    if settings.embedder is EmbedderBackend.ONNX_INT8 and settings.model_path is None:
+        return OnnxEmbedder.packaged(threads=settings.embed_threads)
+    model_dir = settings.model_path or source_model_dir()
+    if settings.embedder is EmbedderBackend.TORCH:
+        return _torch_embedder(model_dir)
+    quantize = settings.embedder is EmbedderBackend.ONNX_INT8
+    try:
+        return OnnxEmbedder.exported(
+            model_dir,
+            settings.resolved_cache_dir(env),
+            quantize=quantize,
+            threads=settings.embed_threads,
+        )
+    except ImportError:
+        raise ConfigurationError(
+            f"exporting {model_dir} to ONNX needs the torch extra: pip install 'tooldedup[torch]'"
+        ) from None
+    except Exception:
+        logger.exception(
+            "ONNX export of %s failed; falling back to sentence-transformers", model_dir
+        )
+        return _torch_embedder(model_dir)
+
+
+def _torch_embedder(model_dir: Path) -> Embedder:
+    try:
+        from tooldedup.index.st_embedder import SentenceTransformerEmbedder
+
+        return SentenceTransformerEmbedder(model_dir)
+    except ImportError:
+        raise ConfigurationError(
+            "--embedder torch needs the torch extra: pip install 'tooldedup[torch]'"
+        ) from None
+
+
+def build_judge(settings: ServiceSettings) -> GuardedJudge | None:
+    """The configured chat-completions judge behind a cache and circuit breaker, if any."""
+    if settings.judge_base_url is None:
+        return None
+    if not settings.judge_model:
+        raise InvalidInput("a judge needs a model name (--judge-model)")
+    inner = OpenAIChatJudge(
+        settings.judge_base_url,
+        settings.judge_model,
+        api_key_env=settings.judge_api_key_env,
+        timeout_seconds=settings.judge_timeout_seconds,
+        max_tokens=settings.judge_max_tokens,
+    )
+    return GuardedJudge(
+        inner,
+        cooldown_seconds=settings.judge_cooldown_seconds,
+        deadline_seconds=settings.judge_timeout_seconds,
+    )
+
+
+def load_policies(settings: ServiceSettings, ledger: SqliteLedger) -> PolicySet:
+    """Stored policies with the ``--policy`` file on top (the file wins, and is stored)."""
+    defaults = ToolPolicy()
+    tools_data: dict[str, dict[str, Any]] = {}
+    if settings.policy_path is not None:
+        defaults, tools_data = load_policy_file(settings.policy_path)
+    for name, data in tools_data.items():
+        ledger.save_policy(name, data)
+    return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
+
+
+@dataclass(frozen=True, slots=True)
+class Service:
+    """A built service and the parts the caller may need to reach or close."""
+
+    service: DedupService
+    ledger: SqliteLedger
+    embedder: CachedEmbedder
+
+    def close(self) -> None:
+        """Stop the service's threads, then close the vector store and the ledger."""
+        self.service.close()
+        self.embedder.close()
+        self.ledger.close()
+
+
+def build_service(
+    settings: ServiceSettings,
+    *,
+    embedder: Embedder | None = None,
+    policies: PolicySet | None = None,
+    clock: Callable[[], float] = time.time,
+) -> Service:
+    """Ledger, policies, the exact-fuzzy-semantic funnel and the judge, from ``settings``.
+
+    Pass ``embedder`` to share one model between services, ``policies`` to replace the stored
+    and file policies (calibration scores pairs under candidate policies this way).
+    """
+    model = embedder if embedder is not None else build_embedder(settings)
+    ledger = SqliteLedger(settings.db_path)
+    try:
+        chosen = policies if policies is not None else load_policies(settings, ledger)
+        store = SqliteVectorStore(settings.db_path)
+        cached = CachedEmbedder(model, store)
+        semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims))
+        service = DedupService(
+            ledger,
+            chosen,
+            [ExactStage(), FuzzyStage(), semantic],
+            claim_observers=[semantic],
+            clock=clock,
+            judge=build_judge(settings),
+        )
+    except BaseException:
+        ledger.close()
+        raise
+    return Service(service, ledger, cached)

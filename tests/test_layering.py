@@ -1,0 +1,65 @@
+"""The layers: core without HTTP or model code, nothing below the HTTP edge imports it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BARE = ("dedup", "index", "api", "calibration")
+
+
+def _imports(folder: str) -> list[tuple[str, str]]:
+    found = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found += [(str(path.relative_to(ROOT)), alias.name) for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.append((str(path.relative_to(ROOT)), node.module))
+    return found
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+@pytest.mark.parametrize(
+    ("folder", "forbidden"),
+    [
+        ("dedup", ("tooldedup.api", "tooldedup.index", "tooldedup.calibration", "fastapi")),
+        ("dedup", ("onnxruntime", "faiss", "torch", "sentence_transformers", "tokenizers")),
+        ("index", ("tooldedup.api", "tooldedup.calibration", "fastapi")),
+        ("calibration", ("tooldedup.api", "fastapi")),
+    ],
+)
+def test_lower_layers_never_reach_up(folder: str, forbidden: tuple[str, ...]) -> None:
+    bad = [(f, m) for f, m in _imports(folder) if any(_under(m, p) for p in forbidden)]
+    assert bad == []
+
+
+@pytest.mark.parametrize("folder", ["dedup", "index", "api", "calibration", "tests", "benchmarks"])
+def test_no_bare_top_level_imports(folder: str) -> None:
+    bad = [(f, m) for f, m in _imports(folder) if any(_under(m, p) for p in BARE)]
+    assert bad == []
+
+
+@pytest.mark.parametrize(
+    ("module", "absent"),
+    [
+        ("tooldedup.api.cli", ("onnxruntime", "faiss", "torch", "scipy", "matplotlib")),
+        ("tooldedup.api", ("onnxruntime", "faiss", "torch")),
+        ("tooldedup.index.settings", ("onnxruntime", "faiss", "torch")),
+        ("tooldedup.calibration", ("scipy", "matplotlib", "torch")),
+    ],
+)
+def test_light_imports_stay_light(module: str, absent: tuple[str, ...]) -> None:
+    probe = f"import sys, {module}; print(sorted(m for m in {absent!r} if m in sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert out.stdout.strip() == "[]"

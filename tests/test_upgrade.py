@@ -1,0 +1,95 @@
+"""A ledger written by release 0.1 opens with this release, and its calls are still found."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from tests.helpers import EMAIL
+from tests.server import serve
+from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.ledger.migrations import MIGRATIONS
+
+# Written by `tooldedup serve` at 0.1 (commit 62aca04): the README email with "queue": "IT",
+# completed with {"message_id": "m-42"}, its paraphrase (a borderline duplicate), and a
+# ticket in another session.
+FIXTURE = Path(__file__).resolve().parent / "data" / "ledger-v0.1.sqlite"
+SENT = {**EMAIL, "queue": "IT"}
+
+
+def _copy(tmp_path: Path) -> Path:
+    db = tmp_path / "ledger.db"
+    shutil.copyfile(FIXTURE, db)
+    return db
+
+
+def _check(client: httpx.Client, args: dict[str, Any]) -> dict[str, Any]:
+    body = {"session_id": "s1", "tool": "send_email", "args": args}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def test_migrations_are_recorded_by_name(tmp_path: Path) -> None:
+    db = _copy(tmp_path)
+    with sqlite3.connect(FIXTURE) as old:
+        assert old.execute("PRAGMA user_version").fetchone() == (3,)
+    ledger = SqliteLedger(db)
+    ledger.close()
+    with sqlite3.connect(db) as conn:
+        names = [n for (n,) in conn.execute("SELECT name FROM schema_migrations ORDER BY rowid")]
+        calls = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    conn.close()
+    assert names == [m.__name__ for m in MIGRATIONS]
+    assert calls == 2
+    # Opening again applies nothing twice.
+    SqliteLedger(db).close()
+
+
+def test_old_calls_are_found_and_old_borderline_checks_are_marked(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    db = _copy(tmp_path)
+    with serve(db, model_cache) as client:
+        retry = _check(client, {**SENT, "request_id": "r-9"})
+        assert (retry["decision"], retry["match"]["stage"]) == ("duplicate", "exact")
+        assert retry["match"]["result"] == {"message_id": "m-42"}
+        reworded = {
+            **SENT,
+            "body": "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+        }
+        para = _check(client, reworded)
+        assert (para["decision"], para["match"]["stage"]) == ("duplicate", "semantic")
+        # 0.1 kept only the canonical form, so an old call reads back canonical.
+        stored = client.get(f"/v1/calls/{retry['call_id']}").json()
+        assert stored["args"]["queue"] == "it"
+        fresh = _check(client, {**SENT, "to": "dana@example.com"})
+        assert fresh["decision"] == "proceed"
+        assert client.get(f"/v1/calls/{fresh['call_id']}").json()["args"]["queue"] == "IT"
+    out = tmp_path / "log.jsonl"
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tooldedup.api.cli",
+            "export-log",
+            "--db",
+            str(db),
+            "--out",
+            str(out),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    entries = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    old = entries[:3]
+    assert [e["decision"] for e in old] == ["proceed", "duplicate", "proceed"]
+    assert [e["borderline"] for e in old] == [False, True, False]

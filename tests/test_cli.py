@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import threading
@@ -11,9 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.helpers import EMAIL
 from tests.server import serve
+from tooldedup.index.source_model import source_model_dir
 
 
 def _check(client: httpx.Client, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -48,6 +51,32 @@ def test_restart_keeps_history(tmp_path: Path, model_cache: Path) -> None:
         assert semantic["match"]["stage"] == "semantic"
         history = client.get("/v1/sessions/s1/calls").json()["calls"]
         assert [c["call_id"] for c in history] == [first["call_id"]]
+
+
+@pytest.mark.parametrize(
+    ("backend", "own_model"),
+    [("torch", False), ("torch", True), ("onnx-int8", True), ("onnx", True)],
+)
+def test_the_torch_extra_serves_other_backends_and_models(
+    tmp_path: Path, model_cache: Path, backend: str, own_model: bool
+) -> None:
+    extra = ["--embedder", backend]
+    if own_model:
+        # Any sentence-transformers folder; here a copy of the source of the shipped model.
+        own = tmp_path / "my-model"
+        shutil.copytree(source_model_dir(), own)
+        extra += ["--model-path", str(own)]
+    with serve(tmp_path / "ledger.db", model_cache, *extra) as client:
+        model = client.get("/healthz").json()["model"]
+        assert model.startswith("torch:" if backend == "torch" else f"{backend}:")
+        first = _check(client, EMAIL)
+        client.post(f"/v1/calls/{first['call_id']}/complete", json={"status": "succeeded"})
+        reworded = {
+            **EMAIL,
+            "body": "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+        }
+        semantic = _check(client, reworded)
+        assert (semantic["decision"], semantic["match"]["stage"]) == ("duplicate", "semantic")
 
 
 def test_concurrent_identical_checks_give_one_proceed(tmp_path: Path, model_cache: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,8 +39,10 @@ def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") ->
 
 
 @pytest.fixture
-def ledger(tmp_path: Path) -> SqliteLedger:
-    return SqliteLedger(tmp_path / "ledger.db")
+def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
+    store = SqliteLedger(tmp_path / "ledger.db")
+    yield store
+    store.close()
 
 
 def test_schema_is_migrated_once(tmp_path: Path) -> None:

@@ -69,3 +69,9 @@ def serve_command(
             proc.wait()
         if proc.stdout:
             proc.stdout.close()
+
+
+def export_log(db: Path, out: Path) -> subprocess.CompletedProcess[str]:
+    """Run `tooldedup export-log` on ``db`` into ``out``; fail the test if it fails."""
+    cmd = [sys.executable, "-m", "tooldedup.api.cli", "export-log", "--db", str(db)]
+    return subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True, check=True)

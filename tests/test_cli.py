@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from tests.helpers import EMAIL
-from tests.server import serve
+from tests.server import export_log, serve
 from tooldedup.index.source_model import source_model_dir
 
 
@@ -102,21 +102,7 @@ def test_export_log(tmp_path: Path, model_cache: Path) -> None:
         first = _check(client, EMAIL)
         second = _check(client, EMAIL)
     out = tmp_path / "decisions.jsonl"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tooldedup.api.cli",
-            "export-log",
-            "--db",
-            str(db),
-            "--out",
-            str(out),
-        ],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
+    result = export_log(db, out)
     assert "exported 2 decisions" in result.stderr
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["check_id"] for line in lines] == [first["check_id"], second["check_id"]]

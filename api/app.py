@@ -111,7 +111,9 @@ def create_app(
             next_purge = 0.0
             while not stop.is_set():
                 if time.monotonic() >= next_purge:
-                    removed = service.purge(settings.retention_seconds)
+                    removed = service.purge(
+                        settings.retention_seconds, settings.log_retention_seconds
+                    )
                     if removed:
                         logger.info("purged %d calls past retention", removed)
                     next_purge = time.monotonic() + settings.purge_interval_seconds

@@ -9,7 +9,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tooldedup.dedup.errors import Conflict, DedupError, InvalidInput, NotFound
+from tooldedup.dedup.errors import CheckTooLarge, Conflict, DedupError, InvalidInput, NotFound
 
 __all__ = ["error_response", "install_error_handlers"]
 
@@ -18,6 +18,7 @@ logger = logging.getLogger(__name__)
 _STATUS: tuple[tuple[type[DedupError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
+    (CheckTooLarge, 413),
     (InvalidInput, 422),
 )
 

@@ -1,11 +1,11 @@
 """Canonical form of tool-call arguments.
 
 Two calls whose canonical forms are equal are the same call. The walk sorts keys,
-normalises strings and numbers, strips volatile fields, and splits the leaves into
-*exact* leaves (ids, amounts, dates, recipients, enums: compared for equality) and
-*semantic* leaves (free text: compared by meaning). The exact signature hashes the
-exact leaves plus the numbers found inside free text, so a call whose critical
-arguments differ can never be a candidate match.
+normalises strings and numbers, strips attempt identifiers and attempt stamps, and splits
+the leaves into *exact* leaves (ids, amounts, dates, recipients, commands, categories:
+compared for equality) and *semantic* leaves (free text: compared by meaning). The exact
+signature hashes the exact leaves plus the critical tokens found inside free text, so a call
+whose critical arguments differ can never be a candidate match.
 """
 
 from __future__ import annotations
@@ -20,7 +20,15 @@ from typing import Any
 
 from tooldedup.dedup.critical import critical_tokens
 from tooldedup.dedup.errors import InvalidInput
-from tooldedup.dedup.policy import DEFAULT_VOLATILE_FIELDS, CompareMode, ToolPolicy
+from tooldedup.dedup.fields import (
+    is_attempt_id_name,
+    is_attempt_stamp,
+    is_category_name,
+    is_code_name,
+    last_word,
+    reads_as_code,
+)
+from tooldedup.dedup.policy import CompareMode, ToolPolicy
 from tooldedup.dedup.records import CanonicalCall, SemanticLeaf
 
 __all__ = [
@@ -33,6 +41,7 @@ __all__ = [
     "has_layout",
     "intent_key",
     "is_prose",
+    "key_path",
     "normalize_text",
     "stable_hash",
     "validate_json",
@@ -54,6 +63,11 @@ VALUE_FIELD_NAMES = frozenset(
     }
 )  # fmt: skip
 _WS = re.compile(r"\s+")
+# Keys that can stand in a dotted path as they are; any other key is quoted, so that
+# {"a": {"b": 1}} and {"a.b": 1} never share a path.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_$@:-]+")
+# Invisible format characters (zero-width space and joiners, BOM, soft hyphen) say nothing.
+_INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _PATHLIKE = re.compile(r"(?:[~.]?/|[A-Za-z]:\\)\S*")
@@ -65,6 +79,13 @@ _PUNCT = "\"'\u201c\u201d\u2018\u2019()[]{}.,;:!?\u00bf\u00a1\u2026-"
 def normalize_text(text: str) -> str:
     """NFC, trimmed, with every run of inner whitespace collapsed to one space."""
     return _WS.sub(" ", unicodedata.normalize("NFC", text)).strip()
+
+
+def key_path(path: str, key: str) -> str:
+    """The path of ``key`` under ``path``: ``a.b`` for plain keys, ``a["b.c"]`` otherwise."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key, ensure_ascii=False)}]"
 
 
 def canonical_json(value: Any) -> str:
@@ -107,7 +128,7 @@ def _name_kind(name: str | None) -> bool | None:
     # "email_body" and "messageText" hold prose as surely as "body" and "text".
     if name is None:
         return None
-    last = re.split(r"[_\-. ]", re.sub(r"([a-z])([A-Z])", r"\1_\2", name))[-1].lower()
+    last = last_word(name)
     if last in PROSE_FIELD_NAMES:
         return True
     if last in VALUE_FIELD_NAMES:
@@ -115,8 +136,9 @@ def _name_kind(name: str | None) -> bool | None:
     return None
 
 
-def _exact_string(text: str) -> str:
-    if _EMAIL.fullmatch(text) or _is_enum_like(text):
+def _exact_string(text: str, name: str | None) -> str:
+    """Case is kept in ids, names, files, branches and secrets; only categories fold it."""
+    if _EMAIL.fullmatch(text) or (is_category_name(name) and _is_enum_like(text)):
         return text.lower()
     return text
 
@@ -136,11 +158,20 @@ def _matches(paths: tuple[str, ...], pattern_path: str, name: str | None) -> boo
 class _Walk:
     policy: ToolPolicy
     volatile_names: frozenset[str]
+    received_at: float | None
     exact: list[tuple[str, str]] = field(default_factory=list)
     semantic: list[SemanticLeaf] = field(default_factory=list)
 
-    def is_volatile(self, pattern_path: str, name: str) -> bool:
-        return name.lower() in self.volatile_names or pattern_path in self.policy.volatile_fields
+    def is_volatile(self, pattern_path: str, name: str, value: Any) -> bool:
+        policy = self.policy
+        # What the policy names as compared is never dropped, whatever the defaults say.
+        if _matches(policy.exact_fields, pattern_path, name) or _matches(
+            policy.semantic_fields, pattern_path, name
+        ):
+            return False
+        if name.lower() in self.volatile_names or pattern_path in policy.volatile_fields:
+            return True
+        return is_attempt_id_name(name) or is_attempt_stamp(name, value, self.received_at)
 
     def walk(
         self, value: Any, path: str, pattern: str, name: str | None, depth: int, sem: bool | None
@@ -178,13 +209,13 @@ class _Walk:
             if not isinstance(raw_key, str):
                 raise InvalidInput("object keys must be strings")
             _check_string(raw_key)
-            key = unicodedata.normalize("NFC", raw_key)
-            child_pattern = f"{pattern}.{key}" if pattern else key
-            if self.is_volatile(child_pattern, key):
+            key = _INVISIBLE.sub("", unicodedata.normalize("NFKC", raw_key))
+            child_pattern = key_path(pattern, key)
+            if self.is_volatile(child_pattern, key, value[raw_key]):
                 continue
             if key in canonical:
                 raise InvalidInput(f"keys collide after Unicode normalisation: {key!r}")
-            child_path = f"{path}.{key}" if path else key
+            child_path = key_path(path, key)
             canonical[key], skeleton[key] = self.walk(
                 value[raw_key], child_path, child_pattern, key, depth + 1, sem
             )
@@ -194,21 +225,24 @@ class _Walk:
         self, value: str, path: str, name: str | None, sem: bool | None
     ) -> tuple[Any, Any]:
         _check_string(value)
-        raw = unicodedata.normalize("NFC", value)
-        layout = has_layout(raw)
+        # Compatibility forms (fullwidth digits, ligatures) compare as their plain forms.
+        raw = _INVISIBLE.sub("", unicodedata.normalize("NFKC", value))
         text = normalize_text(raw)
-        if sem is None:
+        # Code, commands, queries, JSON and paths keep their whitespace and case, and are
+        # never compared by meaning, unless the policy names the field as free text.
+        code = sem is not True and (has_layout(raw) or is_code_name(name) or reads_as_code(text))
+        if code:
+            sem = False
+        elif sem is None:
             by_name = _name_kind(name)
-            # Indented multi-line text (code, YAML) and paths are values, whatever the name.
-            sem = False if layout else is_prose(text) if by_name is None else by_name
+            sem = is_prose(text) if by_name is None else by_name
         if sem and text:
             self.semantic.append(SemanticLeaf(path, text))
             if len(text) > LONG_TEXT_CHARS:
                 # The model reads only the first ~256 tokens: the end is compared on its own.
                 self.semantic.append(SemanticLeaf(f"{path}#end", text[-LONG_TEXT_CHARS:]))
             return text, {"~text": list(critical_tokens(text))}
-        # Whitespace is part of the value in code, file contents and paths.
-        exact = raw.strip() if layout else _exact_string(text)
+        exact = raw.strip() if code else _exact_string(text, name)
         self.exact.append((path, canonical_json(exact)))
         return exact, exact
 
@@ -249,14 +283,19 @@ def _scalar(value: Any) -> Any:
     raise InvalidInput(f"unsupported value of type {type(value).__name__}")
 
 
-def canonicalize(args: dict[str, Any], policy: ToolPolicy) -> CanonicalCall:
-    """The canonical form of ``args`` under ``policy``."""
+def canonicalize(
+    args: dict[str, Any], policy: ToolPolicy, *, received_at: float | None = None
+) -> CanonicalCall:
+    """The canonical form of ``args`` under ``policy``.
+
+    ``received_at`` (seconds since 1970) is when the check arrived: a timestamp-like field
+    within a small tolerance of it is the attempt's own stamp and is dropped. Without it,
+    every timestamp is an argument.
+    """
     if not isinstance(args, dict):
         raise InvalidInput("args must be a JSON object")
-    volatile = DEFAULT_VOLATILE_FIELDS | {
-        v.lower() for v in policy.volatile_fields if "." not in v and "[" not in v
-    }
-    walk = _Walk(policy, volatile)
+    volatile = frozenset(v.lower() for v in policy.volatile_fields if _PLAIN_KEY.fullmatch(v))
+    walk = _Walk(policy, volatile, received_at)
     canonical, skeleton = walk.walk(args, "", "", None, 1, None)
     args_json = canonical_json(canonical)
     if policy.mode is CompareMode.WHOLE:

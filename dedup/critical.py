@@ -1,4 +1,5 @@
-"""Critical tokens inside free text: numbers, dates, times, units, currencies and negations.
+"""Critical tokens inside free text: numbers, dates, times, units, currencies, negations,
+and the addresses a text names (emails, URLs, paths).
 
 Meaning is compared only on free text, and even there a number is never fuzzed:
 "meeting at 6 PM" and "meeting at 8 PM" embed almost identically but are different
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["critical_tokens"]
+__all__ = ["BARE_ORDINALS", "bare_ordinals", "critical_tokens"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -22,11 +23,29 @@ _NUMBER_WORDS = {
     "billion": "1000000000", "dozen": "12", "half": "0.5",
 }  # fmt: skip
 # "one", "first" and "second" are left out on purpose: as a pronoun, an adverb and a unit
-# of time they are too common in paraphrases. Digits ("1", "1st") always count.
+# of time they are too common in paraphrases. Digits ("1", "1st") always count, and a
+# swap of bare ordinals sends a match to the verifier (see ``bare_ordinals``).
 _ORDINAL_WORDS = {
     "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7", "eighth": "8",
-    "ninth": "9", "tenth": "10", "eleventh": "11", "twelfth": "12",
+    "ninth": "9", "tenth": "10", "eleventh": "11", "twelfth": "12", "thirteenth": "13",
+    "fourteenth": "14", "fifteenth": "15", "sixteenth": "16", "seventeenth": "17",
+    "eighteenth": "18", "nineteenth": "19", "twentieth": "20", "thirtieth": "30",
+    "fortieth": "40", "fiftieth": "50", "sixtieth": "60", "seventieth": "70",
+    "eightieth": "80", "ninetieth": "90", "hundredth": "100", "thousandth": "1000",
 }  # fmt: skip
+BARE_ORDINALS = frozenset({"first", "second", "last"})
+_TENS = {
+    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+    "eighty": 80, "ninety": 90,
+}  # fmt: skip
+_UNITS = {
+    "one": (1, ""), "two": (2, ""), "three": (3, ""), "four": (4, ""), "five": (5, ""),
+    "six": (6, ""), "seven": (7, ""), "eight": (8, ""), "nine": (9, ""), "first": (1, "st"),
+    "second": (2, "nd"), "third": (3, "rd"), "fourth": (4, "th"), "fifth": (5, "th"),
+    "sixth": (6, "th"), "seventh": (7, "th"), "eighth": (8, "th"), "ninth": (9, "th"),
+}  # fmt: skip
+# "twenty-first", "twenty first", "thirty-two": one number, written as digits before tokens.
+_COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[-\s]+({'|'.join(_UNITS)})\b", re.IGNORECASE)
 _DAY_WORDS = frozenset(
     {
         "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -55,7 +74,6 @@ _NOT_UNITS = frozenset(
 _NEGATIONS = frozenset({"not", "no", "never", "cannot"})
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
 _NT = re.compile(r"n[\u2019']t\b", re.IGNORECASE)
-_TENS_ONE = re.compile(r"\b(twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)-one\b", re.I)
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
@@ -65,10 +83,24 @@ _TOKEN = re.compile(
     re.IGNORECASE,
 )
 _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+# "1.000" is one in English and a thousand in German; "1,000" is a thousand, unless the
+# text writes decimals with a comma ("2,5 kg"). Such a number keeps its written form as its
+# token, so it never shares a token with either reading.
+_DOT_THOUSAND = re.compile(r"-?\d{1,3}\.\d{3}")
+_ONE_COMMA_THOUSAND = re.compile(r"-?\d{1,3},\d{3}")
+_DECIMAL_COMMA = re.compile(r"(?<![\d.,])\d+,(?:\d{1,2}|\d{4,})(?![\d,])|\d\.\d{3},\d")
 
 
-def _normal_number(text: str) -> list[str]:
+def _compound(match: re.Match[str]) -> str:
+    tens = _TENS[match.group(1).lower()]
+    unit, suffix = _UNITS[match.group(2).lower()]
+    return f"{tens + unit}{suffix}"
+
+
+def _normal_number(text: str, decimal_comma: bool) -> list[str]:
     """Digits as written, without grouping commas, leading zeros or trailing fraction zeros."""
+    if _DOT_THOUSAND.fullmatch(text) or (decimal_comma and _ONE_COMMA_THOUSAND.fullmatch(text)):
+        return ["~" + text]
     parts = [text.replace(",", "")] if _THOUSANDS.fullmatch(text) else text.split(",")
     out = []
     for part in parts:
@@ -84,13 +116,47 @@ def _normal_number(text: str) -> list[str]:
 
 
 def _stamp(text: str) -> str:
-    """A date or time with each numeric part normalised: "2024-03-05" and "2024-3-5" agree."""
+    """A date or time with each numeric part normalised: "2024-03-05" and "2024-3-5" agree.
+
+    Dotted triples keep their digits: "1.000.000" (a million) is not the version "1.0.0".
+    """
+    if "." in text:
+        return text
     return re.sub(r"\d+", lambda m: m.group().lstrip("0") or "0", text)
+
+
+_ADDRESS = re.compile(
+    r"[^@\s<>()\[\],;:\"']+@[^@\s<>()\[\],;:\"']+\.[A-Za-z]{2,}"
+    r"|[a-z][a-z0-9+.-]*://[^\s<>\"']+"
+    r"|(?<![\w/.])(?:~|\.{1,2})?/[\w.@%+-]+(?:/[\w.@%+-]*)+",
+    re.IGNORECASE,
+)
+
+
+def _addresses(text: str) -> list[str]:
+    """Emails (without case), URLs and paths (with case) named in a text, as tokens."""
+    found = []
+    for m in _ADDRESS.finditer(text):
+        value = m.group().rstrip(".,!?")
+        found.append("@" + value.lower() if "@" in value and "/" not in value else "@" + value)
+    return found
+
+
+def bare_ordinals(text: str) -> tuple[str, ...]:
+    """The sorted bare ordinal words ("first", "second", "last") in ``text``.
+
+    They are not critical tokens, because paraphrases use them freely ("first, check the
+    logs"); but two texts that swap one for another are held for a verifier.
+    """
+    words = (w.lower() for w in re.findall(r"[^\W\d_]+", _COMPOUND.sub(_compound, text)))
+    return tuple(sorted(w for w in words if w in BARE_ORDINALS))
 
 
 def critical_tokens(text: str) -> tuple[str, ...]:
     """The sorted bag of numbers, dates, times, units, currencies and negations in ``text``."""
-    text = _NT.sub(" not", _DOTTED_AMPM.sub(r"\1m", _TENS_ONE.sub(r"\1 1", text)))
+    addresses = _addresses(text)
+    text = _NT.sub(" not", _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text)))
+    decimal_comma = bool(_DECIMAL_COMMA.search(text))
     matches = list(_TOKEN.finditer(text))
     tokens: list[str] = []
     # Paraphrases reorder freely ("Friday at 6" for "at 6 on Friday"), so the tokens form a
@@ -103,7 +169,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
         if m.group("stamp"):
             tokens.append(_stamp(m.group("stamp")))
         elif m.group("num"):
-            tokens.extend(_normal_number(m.group("num")))
+            tokens.extend(_normal_number(m.group("num"), decimal_comma))
         elif m.group("sym"):
             units.append(_CURRENCY[m.group("sym")])
         else:
@@ -126,7 +192,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens[-1] += word  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
             elif after and not after_stamp and len(word) <= 3 and word not in _NOT_UNITS:
                 units.append(word)
-    return tuple(sorted([*tokens, *units]))
+    return tuple(sorted([*tokens, *units, *addresses]))
 
 
 def _is_number(m: re.Match[str]) -> bool:

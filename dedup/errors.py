@@ -3,6 +3,7 @@
 DedupError
  +-- InvalidInput            bad arguments, policy or request (422)
  |    +-- IdempotencyKeyReused   same key, different payload (422)
+ |    +-- CheckTooLarge          over the policy's per-check budget (413)
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
@@ -11,6 +12,7 @@ DedupError
 from __future__ import annotations
 
 __all__ = [
+    "CheckTooLarge",
     "ConfigurationError",
     "Conflict",
     "DedupError",
@@ -40,6 +42,12 @@ class IdempotencyKeyReused(InvalidInput):
     """An idempotency key was reused with a different payload."""
 
     code = "idempotency_key_reused"
+
+
+class CheckTooLarge(InvalidInput):
+    """A check asks for more work than the tool's policy allows (free-text leaves, text)."""
+
+    code = "check_too_large"
 
 
 class NotFound(DedupError):

@@ -11,13 +11,14 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
 from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.critical import bare_ordinals
 from tooldedup.dedup.policy import CosineBand, ToolPolicy
 from tooldedup.dedup.protocols import Embedder, VectorIndex, Vectors
 from tooldedup.dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
 
 __all__ = [
-    "ClaimObserver",
     "ExactStage",
+    "FunnelHooks",
     "FunnelStage",
     "FuzzyStage",
     "Proposal",
@@ -59,8 +60,12 @@ class FunnelStage(Protocol):
         ...
 
 
-class ClaimObserver(Protocol):
-    """Told when the service stores a claim or purges calls, to keep derived state current."""
+class FunnelHooks(Protocol):
+    """Work a stage does around the locked decision: before it, and after claims and purges."""
+
+    def prepare(self, proposal: Proposal) -> None:
+        """Do the slow work that needs no lock (embedding), before the scope is locked."""
+        ...
 
     def claimed(self, proposal: Proposal, record: CallRecord) -> None:
         """A claim for ``proposal`` was stored as ``record``."""
@@ -101,6 +106,23 @@ def _leaf_texts(record: CallRecord) -> dict[str, str]:
     return {leaf.path: leaf.text for leaf in record.semantic_leaves}
 
 
+def ordinal_swap(proposal: Proposal, record: CallRecord) -> str | None:
+    """Where a free-text leaf swaps one bare ordinal for another ("first" for "second").
+
+    Cosine barely moves on such a swap, and bare ordinals are not critical tokens (a
+    paraphrase may add "first, ..."), so a swap holds the match for a verifier.
+    """
+    theirs = _leaf_texts(record)
+    for leaf in proposal.canonical.semantic_leaves:
+        other = theirs.get(leaf.path)
+        if other is None:
+            continue
+        mine, their = bare_ordinals(leaf.text), bare_ordinals(other)
+        if mine and their and mine != their:
+            return f"{leaf.path}: {', '.join(their)} became {', '.join(mine)}"
+    return None
+
+
 class FuzzyStage:
     """Every semantic leaf is a near-identical string (whitespace, case, typos)."""
 
@@ -119,7 +141,8 @@ class FuzzyStage:
         scores: list[tuple[CallRecord, float]] = []
         for record in candidates:
             texts = _leaf_texts(record)
-            weakest = 100.0
+            # A swapped ordinal is a few characters; it is the semantic stage's to hold.
+            weakest = 0.0 if ordinal_swap(proposal, record) else 100.0
             for leaf, mine in zip(leaves, processed, strict=True):
                 theirs = texts.get(leaf.path)
                 ratio = 0.0
@@ -181,24 +204,33 @@ class SemanticStage:
             for key in keys:
                 weakest[key] = min(weakest[key], cosines.get(key, -1.0))
         scores = [(record, weakest[record.row_id]) for record in candidates]
-        best = _best(scores)
+        holds = {r.row_id: h for r in candidates if (h := ordinal_swap(proposal, r)) is not None}
+        clean = _best([(r, s) for r, s in scores if r.row_id not in holds])
+        held = _best([(r, s) for r, s in scores if r.row_id in holds])
+        best = clean
+        if best is None or (held is not None and policy.band(best[1]) is CosineBand.BELOW):
+            best = held
         assert best is not None
         record, score = best
+        hold = holds.get(record.row_id)
         band = policy.band(score)
-        duplicate = band is CosineBand.DUPLICATE
-        borderline = band is CosineBand.BORDERLINE
+        duplicate = band is CosineBand.DUPLICATE and hold is None
+        borderline = band is not CosineBand.BELOW and not duplicate
+        detail = None
+        if hold is not None and borderline:
+            detail = f"held for a verifier: bare ordinal swapped ({hold})"
+        elif borderline:
+            detail = f"borderline: at or above min_cosine_borderline {policy.min_cosine_borderline}"
         report = StageReport(
             Stage.SEMANTIC,
             round(score, 6),
             policy.min_cosine_duplicate,
             duplicate,
             _top(scores),
-            f"borderline: at or above min_cosine_borderline {policy.min_cosine_borderline}"
-            if borderline
-            else None,
+            detail,
         )
         if duplicate or borderline:
-            return StageResult(report, Match(record, Stage.SEMANTIC, score, borderline))
+            return StageResult(report, Match(record, Stage.SEMANTIC, score, borderline, hold))
         return StageResult(report)
 
     def _load(self, loads: list[tuple[str, list[tuple[int, str]]]], vectors: Vectors) -> None:
@@ -211,6 +243,12 @@ class SemanticStage:
     def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:
         pairs = [(r.row_id, _leaf_texts(r).get(path)) for r in candidates]
         return [(key, text) for key, text in pairs if text is not None]
+
+    def prepare(self, proposal: Proposal) -> None:
+        """Embed the proposal's leaves in one batch, outside any lock others wait on."""
+        leaves = proposal.canonical.semantic_leaves
+        if leaves:
+            self._embedder.embed([leaf.text for leaf in leaves])
 
     def purged(self) -> None:
         """Drop every loaded group, after the ledger deleted calls."""

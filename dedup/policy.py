@@ -14,7 +14,6 @@ from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.records import JudgeMode, SideEffect
 
 __all__ = [
-    "DEFAULT_VOLATILE_FIELDS",
     "BorderlineAction",
     "CompareMode",
     "CosineBand",
@@ -25,21 +24,6 @@ __all__ = [
     "policy_from_mapping",
     "policy_to_mapping",
 ]
-
-DEFAULT_VOLATILE_FIELDS: frozenset[str] = frozenset(
-    {
-        "request_id",
-        "trace_id",
-        "span_id",
-        "correlation_id",
-        "nonce",
-        "timestamp",
-        "client_ts",
-        "client_timestamp",
-        "idempotency_key",
-        "tool_call_id",
-    }
-)
 
 
 class BorderlineAction(StrEnum):
@@ -112,6 +96,11 @@ class ToolPolicy:
     mode: CompareMode = CompareMode.FIELDS
     max_candidates: int = 1000
     judge_mode: JudgeMode = JudgeMode.OFF
+    # The per-check budget: each free-text leaf costs one model call (about 1.5 ms), and
+    # each (leaf, candidate) pair one comparison.
+    max_text_leaves: int = 64
+    max_text_chars: int = 65_536
+    max_comparisons: int = 20_000
 
     def __post_init__(self) -> None:
         _check_range("min_fuzzy_ratio", self.min_fuzzy_ratio, 0.0, 100.0)
@@ -123,11 +112,18 @@ class ToolPolicy:
         _check_range("lease_seconds", self.lease_seconds, 1e-3, 7 * 86_400.0)
         _check_range("max_candidates", self.max_candidates, 1, 100_000)
         _check_range("max_fuzzy_edits", self.max_fuzzy_edits, 0, 100_000)
+        _check_range("max_text_leaves", self.max_text_leaves, 0, 10_000)
+        _check_range("max_text_chars", self.max_text_chars, 0, 1 << 20)
+        _check_range("max_comparisons", self.max_comparisons, 1, 10_000_000)
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
             _check_paths(name, getattr(self, name))
         both = set(self.exact_fields) & set(self.semantic_fields)
         if both:
             raise InvalidInput(f"fields cannot be both exact and semantic: {sorted(both)}")
+
+    def candidate_limit(self, text_leaves: int) -> int:
+        """How many candidates a check with ``text_leaves`` free-text leaves may compare."""
+        return max(1, min(self.max_candidates, self.max_comparisons // max(1, text_leaves)))
 
     def band(self, cosine: float) -> CosineBand:
         """Where ``cosine`` falls against this policy's thresholds."""
@@ -153,6 +149,9 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "judge_mode": JudgeMode,
 }
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
+_INT_FIELDS = frozenset(
+    {"max_candidates", "max_fuzzy_edits", "max_text_leaves", "max_text_chars", "max_comparisons"}
+)
 
 
 def policy_from_mapping(data: Mapping[str, Any], base: ToolPolicy | None = None) -> ToolPolicy:
@@ -173,7 +172,7 @@ def policy_from_mapping(data: Mapping[str, Any], base: ToolPolicy | None = None)
             except ValueError:
                 allowed = ", ".join(m.value for m in enum)
                 raise InvalidInput(f"{key} must be one of: {allowed}") from None
-        elif key in ("max_candidates", "max_fuzzy_edits"):
+        elif key in _INT_FIELDS:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidInput(f"{key} must be an integer")
             values[key] = value

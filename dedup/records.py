@@ -95,6 +95,13 @@ class ToolCall:
         """The scope dedup runs in: the session unless the caller named another."""
         return self.session_id if self.scope is None else self.scope
 
+    @property
+    def workflow_step(self) -> tuple[str, str] | None:
+        """(run id, step) when either is given: only calls of the same step can match."""
+        if self.run_id is None and self.step is None:
+            return None
+        return (self.run_id or "", self.step or "")
+
 
 @dataclass(frozen=True, slots=True)
 class SemanticLeaf:
@@ -157,6 +164,8 @@ class Match:
     stage: Stage
     score: float
     borderline: bool = False
+    # Why this match may not be answered ``duplicate`` without a verifier's verdict.
+    hold: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,25 +7,30 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 
-from tooldedup.dedup.canonical import canonicalize, intent_key, stable_hash, validate_json
+from tooldedup.dedup.borderline import BorderlineResolver
+from tooldedup.dedup.canonical import (
+    canonical_json,
+    canonicalize,
+    intent_key,
+    stable_hash,
+    validate_json,
+)
 from tooldedup.dedup.critical import critical_tokens
-from tooldedup.dedup.errors import IdempotencyKeyReused, InvalidInput, NotFound
+from tooldedup.dedup.errors import CheckTooLarge, IdempotencyKeyReused, InvalidInput, NotFound
 from tooldedup.dedup.explain import explain_data
-from tooldedup.dedup.funnel import ClaimObserver, FunnelStage, Proposal, run_funnel
-from tooldedup.dedup.judge import GuardedJudge, JudgeRequest
+from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, run_funnel
+from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
-from tooldedup.dedup.policy import BorderlineAction, PolicySet, ToolPolicy
+from tooldedup.dedup.locks import KeyedLocks
+from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.records import (
     CallRecord,
     CallStatus,
     Decision,
     DecisionKind,
     FailureClass,
-    JudgeMode,
-    JudgeReport,
     Match,
     Outcome,
     SemanticLeaf,
@@ -38,7 +43,6 @@ from tooldedup.dedup.records import (
 __all__ = ["DedupService", "answer_for"]
 
 logger = logging.getLogger(__name__)
-_LOCK_STRIPES = 64
 _EXPLAIN_RECENT = 20
 
 
@@ -65,20 +69,17 @@ class DedupService:
         policies: PolicySet,
         stages: Sequence[FunnelStage],
         *,
-        claim_observers: Sequence[ClaimObserver] = (),
+        hooks: Sequence[FunnelHooks] = (),
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
     ) -> None:
         self._ledger = ledger
-        self._judge = judge
-        self._shadow = ThreadPoolExecutor(max_workers=2, thread_name_prefix="tooldedup-judge")
-        self._shadow_jobs: list[Future[None]] = []
-        self._shadow_lock = threading.Lock()
+        self._borderline = BorderlineResolver(judge, ledger, clock)
         self._policies = policies
         self._stages = tuple(stages)
-        self._observers = tuple(claim_observers)
+        self._hooks = tuple(hooks)
         self._clock = clock
-        self._locks = [threading.Lock() for _ in range(_LOCK_STRIPES)]
+        self._locks = KeyedLocks()
         self._policy_lock = threading.Lock()
 
     @property
@@ -97,31 +98,43 @@ class DedupService:
         started = time.perf_counter()
         now = self._clock()
         policy = self._policies.for_tool(call.tool)
-        canonical = canonicalize(call.args, policy)
+        canonical = canonicalize(call.args, policy, received_at=now)
+        _check_budget(canonical.semantic_leaves, policy)
         proposal = Proposal(call, canonical, policy)
         key = intent_key(proposal.scope, call.tool, canonical, call.run_id, call.step)
+        if call.idempotency_key is not None and not dry_run:
+            self._bind_key(proposal, call.idempotency_key, key, now)
         check_id = "chk_" + uuid.uuid4().hex
         base = Decision(DecisionKind.PROCEED, check_id, key, None, None, dry_run=dry_run)
         if policy.side_effect is SideEffect.READ:
             decision = replace(base, notes=("read tool: proceeds without a claim",))
         else:
-            stripe = hash((proposal.scope, call.tool)) % _LOCK_STRIPES
-            with self._locks[stripe]:
+            for hook in self._hooks:
+                hook.prepare(proposal)
+            # Only checks of one scope and tool wait for each other.
+            with self._locks.hold((proposal.scope, call.tool)):
                 # The clock is read again once the lock is held: waiting must not age it.
                 decision = self._decide(proposal, base, self._clock(), dry_run)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         self._log(proposal, decision, now)
         if decision.judge is not None and decision.judge.outcome == "shadow":
-            assert decision.match is not None
-            assert self._judge is not None
-            request = _judge_request(proposal, decision.match)
-            job = self._shadow.submit(self._label_by_judge, decision.check_id, request)
-            with self._shadow_lock:
-                self._shadow_jobs = [j for j in self._shadow_jobs if not j.done()] + [job]
+            self._borderline.label_later(proposal, decision)
         return decision
+
+    def _bind_key(self, proposal: Proposal, key: str, intent: str, now: float) -> None:
+        """One explicit key, one intent: another tool or payload under it is refused."""
+        call = proposal.call
+        since = now - proposal.policy.window_seconds
+        tool, bound = self._ledger.reserve_key(proposal.scope, key, call.tool, intent, now, since)
+        if (tool, bound) != (call.tool, intent):
+            raise IdempotencyKeyReused(
+                f"idempotency key {key!r} was used for a different "
+                f"{'tool' if tool != call.tool else 'payload'} in this scope"
+            )
 
     def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
         call, policy = proposal.call, proposal.policy
+        step = call.workflow_step
         since = now - policy.window_seconds
         if call.idempotency_key is not None:
             keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
@@ -138,23 +151,31 @@ class DedupService:
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
         )
+        if ruled_out:
+            # A label said these calls are another intent: the new claim must not share
+            # their intent key, or their pending claim would still hold it.
+            past = canonical_json([base.intent_key, sorted(ruled_out)])
+            base = replace(base, intent_key="ik_" + stable_hash(past))
         # The exact fast path: an identical call is found by its hash, however many
         # candidates share its exact fields.
         same = self._ledger.exact_match(
-            proposal.scope, call.tool, proposal.canonical.args_hash, since
+            proposal.scope, call.tool, proposal.canonical.args_hash, since, step
         )
         if same is not None and same.call_id not in ruled_out:
             report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((same.call_id, 1.0),))
             return self._answer(proposal, base, Match(same, Stage.EXACT, 1.0), (report,), now)
+        limit = policy.candidate_limit(len(proposal.canonical.semantic_leaves))
         candidates = self._ledger.candidates(
-            proposal.scope, call.tool, proposal.canonical.exact_signature, since,
-            policy.max_candidates,
-        )  # fmt: skip
+            proposal.scope, call.tool, proposal.canonical.exact_signature, since, limit, step
+        )
+        if len(candidates) == limit < policy.max_candidates:
+            note = f"compared the newest {limit} candidates (max_comparisons)"
+            base = replace(base, notes=(*base.notes, note))
         if ruled_out:
             candidates = [c for c in candidates if c.call_id not in ruled_out]
         match, reports = run_funnel(self._stages, proposal, candidates)
         if match is not None and match.borderline:
-            match, base = self._resolve_borderline(proposal, match, base)
+            match, base = self._borderline.resolve(proposal, match, base)
         base = replace(base, reports=reports)
         if match is not None:
             return self._answer(proposal, base, match, reports, now)
@@ -162,61 +183,13 @@ class DedupService:
             base = self._explain_difference(proposal, base, since)
         return self._claim(proposal, base, now, None) if not dry_run else base
 
-    def _resolve_borderline(
-        self, proposal: Proposal, match: Match, base: Decision
-    ) -> tuple[Match | None, Decision]:
-        """Ask the judge inline when configured; otherwise the policy's borderline action."""
-        policy = proposal.policy
-        mode = policy.judge_mode
-        base = replace(base, borderline=True)
-        report: JudgeReport | None = None
-        if mode is not JudgeMode.OFF and self._judge is None:
-            report = JudgeReport(mode.value, "not_configured")
-        elif mode is JudgeMode.SHADOW:
-            report = JudgeReport(mode.value, "shadow", detail="verdict recorded as a label")
-        elif mode is JudgeMode.INLINE and self._judge is not None:
-            outcome = self._judge.ask(_judge_request(proposal, match))
-            verdict = outcome.verdict
-            report = JudgeReport(
-                mode.value,
-                outcome.kind.value,
-                None if verdict is None else verdict.duplicate,
-                None if verdict is None else verdict.confidence,
-                None if verdict is None else verdict.reason,
-                outcome.detail,
-                outcome.cached,
-            )
-            if verdict is not None:
-                judged = Match(match.call, Stage.JUDGE, match.score) if verdict.duplicate else None
-                return judged, replace(base, judge=report, notes=("borderline: judge decided",))
-        action = policy.borderline_action
-        notes = (f"borderline semantic match: policy action is {action.value}",)
-        base = replace(base, judge=report, notes=notes)
-        return (None if action is BorderlineAction.PROCEED else match), base
-
-    def _label_by_judge(self, check_id: str, request: JudgeRequest) -> None:
-        assert self._judge is not None
-        try:
-            verdict = self._judge.ask(request).verdict
-            if verdict is not None:
-                label = "duplicate" if verdict.duplicate else "distinct"
-                note = f"judge (confidence {verdict.confidence:.2f}): {verdict.reason}"
-                self._ledger.add_feedback(check_id, label, note, "judge", self._clock())
-        except Exception:  # a background label must never take the service down
-            logger.exception("shadow judge call for %s failed", check_id)
-
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
-        with self._shadow_lock:
-            jobs = list(self._shadow_jobs)
-        for job in jobs:
-            job.result(timeout)
+        self._borderline.drain(timeout)
 
     def close(self) -> None:
         """Drop queued shadow judge calls, wait for running ones, stop the judge's threads."""
-        self._shadow.shutdown(wait=True, cancel_futures=True)
-        if self._judge is not None:
-            self._judge.close()
+        self._borderline.close()
 
     def _answer(
         self,
@@ -264,8 +237,8 @@ class DedupService:
             holder = claimed.holder
             match = Match(holder, Stage.EXACT, 1.0)
             return replace(decision, kind=answer_for(holder, now), match=match, call=None)
-        for observer in self._observers:
-            observer.claimed(proposal, claimed)
+        for hook in self._hooks:
+            hook.claimed(proposal, claimed)
         return replace(decision, kind=DecisionKind.PROCEED, call=claimed)
 
     def _explain_difference(self, proposal: Proposal, base: Decision, since: float) -> Decision:
@@ -337,21 +310,33 @@ class DedupService:
         """Storage housekeeping that must not run inside a request."""
         self._ledger.checkpoint()
 
-    def purge(self, retention_seconds: float) -> int:
-        """Delete calls older than the retention period (never inside any dedup window)."""
+    def purge(self, retention_seconds: float, log_retention_seconds: float | None = None) -> int:
+        """Delete calls older than the retention period (never inside any dedup window),
+        and decision log entries older than the log's own retention, if it has one."""
         policies = [self._policies.defaults, *self._policies.tools.values()]
         keep = max(retention_seconds, *(p.window_seconds for p in policies))
-        removed = self._ledger.purge(self._clock() - keep)
+        now = self._clock()
+        removed = self._ledger.purge(now - keep)
         if removed:
-            for observer in self._observers:
-                observer.purged()
+            for hook in self._hooks:
+                hook.purged()
+        if log_retention_seconds is not None:
+            self._ledger.purge_log(now - log_retention_seconds)
         return removed
 
 
-def _judge_request(proposal: Proposal, match: Match) -> JudgeRequest:
-    return JudgeRequest.for_pair(
-        proposal.call.tool, proposal.policy, proposal.canonical, match.call.args, match.score
-    )
+def _check_budget(leaves: tuple[SemanticLeaf, ...], policy: ToolPolicy) -> None:
+    if len(leaves) > policy.max_text_leaves:
+        raise CheckTooLarge(
+            f"the call has {len(leaves)} free-text fields; the tool's policy allows"
+            f" {policy.max_text_leaves} (max_text_leaves)"
+        )
+    chars = sum(len(leaf.text) for leaf in leaves)
+    if chars > policy.max_text_chars:
+        raise CheckTooLarge(
+            f"the call has {chars} characters of free text; the tool's policy allows"
+            f" {policy.max_text_chars} (max_text_chars)"
+        )
 
 
 def _signature_fields(

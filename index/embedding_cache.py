@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +21,9 @@ __all__ = ["CachedEmbedder", "SqliteVectorStore"]
 class SqliteVectorStore:
     """Vectors by (model, text hash) in a SQLite file, so restarts need no re-embedding."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self._path = path
+        self._clock = clock
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
@@ -67,12 +69,15 @@ class SqliteVectorStore:
 
     def put_many(self, model: str, items: Iterable[tuple[str, Vectors]]) -> None:
         """Store vectors; existing ones are kept."""
+        now = self._clock()
         rows = [
-            (model, key, int(v.shape[-1]), np.asarray(v, np.float32).tobytes()) for key, v in items
+            (model, key, int(v.shape[-1]), np.asarray(v, np.float32).tobytes(), now)
+            for key, v in items
         ]
         if rows:
             self._connect().executemany(
-                "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector) VALUES (?,?,?,?)",
+                "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector, used_at)"
+                " VALUES (?,?,?,?,?)",
                 rows,
             )
 

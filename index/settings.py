@@ -36,7 +36,10 @@ class ServiceSettings:
     embed_threads: int = 2
     # Where an ONNX export of ``model_path`` is kept (only used for exports).
     cache_dir: Path | None = None
+    # Calls (and the vectors and keys only they use) are kept this long, and never less
+    # than any tool's dedup window; the decision log has its own retention.
     retention_seconds: float = 7 * 86_400.0
+    log_retention_seconds: float = 30 * 86_400.0
     purge_interval_seconds: float = 600.0
     checkpoint_interval_seconds: float = 2.0
     judge_base_url: str | None = None

@@ -137,14 +137,14 @@ def build_service(
     ledger = SqliteLedger(settings.db_path)
     try:
         chosen = policies if policies is not None else load_policies(settings, ledger)
-        store = SqliteVectorStore(settings.db_path)
+        store = SqliteVectorStore(settings.db_path, clock=clock)
         cached = CachedEmbedder(model, store)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims))
         service = DedupService(
             ledger,
             chosen,
             [ExactStage(), FuzzyStage(), semantic],
-            claim_observers=[semantic],
+            hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),
         )

@@ -29,11 +29,14 @@ def canon(args: dict[str, Any], policy: ToolPolicy = DEFAULT) -> Any:
         ({"id": "  A-1 "}, {"id": "A-1"}),
         ({"note": "hello   big\tworld"}, {"note": "hello big world"}),
         ({"x": 1, "request_id": "r1"}, {"x": 1, "request_id": "r2"}),
-        ({"x": 1, "Timestamp": 5}, {"x": 1}),
+        ({"x": 1, "requestId": "r1", "tool-call-id": "c1"}, {"x": 1}),
         ({"meta": {"trace_id": "t", "span_id": "s"}, "x": 1}, {"meta": {}, "x": 1}),
         ({"kind": "Refund"}, {"kind": "refund"}),
+        ({"status": "OPEN", "currency": "Eur"}, {"status": "open", "currency": "EUR"}),
         ({"to": "Bob@Example.com"}, {"to": "bob@example.com"}),
         ({"s": "caf\u00e9"}, {"s": "cafe\u0301"}),
+        ({"n": "\uff11\uff10\uff10", "id": "A\u200bB"}, {"n": "100", "id": "AB"}),
+        ({"body": "\ufeffHello there, my\u200d friend"}, {"body": "Hello there, my friend"}),
     ],
 )
 def test_equal_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> None:
@@ -52,11 +55,95 @@ def test_equal_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> N
         ({"items": [1, 2]}, {"items": [2, 1]}),
         ({"amount": 100}, {"amount": 100000}),
         ({"x": 1.5}, {"x": 1}),
+        ({"x": 1, "Timestamp": 5}, {"x": 1}),
+        ({"to": "0xabc", "value": 1, "nonce": 7}, {"to": "0xabc", "value": 1, "nonce": 8}),
+        ({"order_id": "ABCD"}, {"order_id": "abcd"}),
+        ({"branch": "Main"}, {"branch": "main"}),
+        ({"filename": "Makefile"}, {"filename": "makefile"}),
+        ({"password": "Secret"}, {"password": "SECRET"}),
+        ({"queue": "IT"}, {"queue": "it"}),
+        ({"cmd": "kubectl delete namespace staging"}, {"cmd": "kubectl delete namespace prod"}),
+        ({"a": {"b": "x"}, "a.b": "y"}, {"a": {"b": "y"}, "a.b": "y"}),
     ],
 )
 def test_distinct_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> None:
     assert canon(a).args_hash != canon(b).args_hash
     assert canon(a).exact_signature != canon(b).exact_signature
+
+
+NOW = 1_714_554_000.0  # 2024-05-01T09:00:00Z
+
+
+@pytest.mark.parametrize(
+    ("stamp", "dropped"),
+    [
+        ("2024-05-01T09:00:00Z", True),
+        ("2024-05-01T09:01:30+00:00", True),
+        ("2024-05-01T11:00:30+02:00", True),
+        ("2024-05-01T08:58", True),
+        (NOW, True),
+        (int(NOW * 1000) + 500, True),
+        (str(int(NOW)), True),
+        ("2024-05-01T10:00", False),
+        ("2024-05-01T08:55:00Z", False),
+        ("2024-05-01", False),
+        (5, False),
+        ("soon", False),
+        (True, False),
+    ],
+)
+def test_a_timestamp_is_dropped_only_when_it_is_the_attempts_own(
+    stamp: object, dropped: bool
+) -> None:
+    for name in ("timestamp", "client_ts", "clientTimestamp", "sent_at"):
+        with_stamp = canonicalize({"x": 1, name: stamp}, ToolPolicy(), received_at=NOW)
+        assert (with_stamp.args == {"x": 1}) is dropped
+    # A field of another name is an argument, whatever its value.
+    kept = canonicalize({"x": 1, "start": stamp}, ToolPolicy(), received_at=NOW)
+    assert "start" in kept.args
+
+
+def test_a_policy_keeps_what_it_names_whatever_the_defaults() -> None:
+    policy = ToolPolicy(exact_fields=("timestamp",), semantic_fields=("request_id",))
+    args = {"x": 1, "timestamp": "2024-05-01T09:00:00Z", "request_id": "please call me"}
+    kept = canonicalize(args, policy, received_at=NOW)
+    assert kept.args == args
+    assert [leaf.path for leaf in kept.semantic_leaves] == ["request_id"]
+
+
+@pytest.mark.parametrize(
+    ("args", "kind"),
+    [
+        ({"cmd": "kubectl delete namespace staging"}, "exact"),
+        ({"query": "UPDATE accounts SET status = 'closed' WHERE owner = 'alice'"}, "exact"),
+        ({"text": "git push origin main --force"}, "exact"),
+        ({"note": "SELECT name FROM users WHERE id = 7"}, "exact"),
+        ({"message": "rm -rf /tmp/build && make all"}, "exact"),
+        ({"description": '{"action": "refund", "order": "A-17"}'}, "exact"),
+        ({"body": "const total = items.reduce((a, b) => a + b, 0);"}, "exact"),
+        ({"pattern": "^user-[0-9]+$"}, "exact"),
+        ({"selector": "div.main > a.link"}, "exact"),
+        ({"body": "Please make sure the report is attached before Friday"}, "semantic"),
+        ({"body": "Select the best option from the list and let me know"}, "semantic"),
+        ({"body": "Delete the old drafts from the shared folder, please"}, "semantic"),
+        ({"body": "Update the doc with the new figures from the quarter"}, "semantic"),
+    ],
+)
+def test_commands_queries_and_code_are_never_compared_by_meaning(
+    args: dict[str, Any], kind: str
+) -> None:
+    canonical = canon(args)
+    semantic = [leaf.path for leaf in canonical.semantic_leaves]
+    assert (semantic == [] if kind == "exact" else semantic == list(args)), semantic
+    if kind == "exact":
+        # Kept as written: case and inner whitespace are part of a command.
+        assert canonical.args == {k: v.strip() for k, v in args.items()}
+
+
+def test_leaf_paths_quote_keys_that_are_not_plain() -> None:
+    canonical = canon({"a": {"b": "one two three four"}, "a.b": "five six seven eight"})
+    paths = [leaf.path for leaf in canonical.semantic_leaves]
+    assert paths == ["a.b", '["a.b"]']
 
 
 def test_strings_are_never_numbers() -> None:
@@ -233,6 +320,19 @@ def test_key_order_never_matters(args: dict[str, Any], rng: random.Random) -> No
     except InvalidInput:
         return
     assert canon(_shuffled(args, rng)).args_hash == expected.args_hash
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_objects)
+def test_no_two_leaves_share_a_path(args: dict[str, Any]) -> None:
+    try:
+        canonical = canon(args)
+    except InvalidInput:
+        return
+    paths = [p for p, _ in canonical.exact_leaves] + [
+        leaf.path for leaf in canonical.semantic_leaves
+    ]
+    assert len(paths) == len(set(paths))
 
 
 @given(st.text(max_size=60))

@@ -15,11 +15,11 @@ from tests.server import export_log, serve
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 
-# Written by `tooldedup serve` at 0.1 (commit 62aca04): the README email with "queue": "IT",
-# completed with {"message_id": "m-42"}, its paraphrase (a borderline duplicate), and a
-# ticket in another session.
+# Written by `tooldedup serve` at 0.1 (commit 62aca04): the README email, completed with
+# {"message_id": "m-42"}, its paraphrase (a borderline duplicate), a ticket sent with
+# "queue": "IT" (stored as "it"), and a ticket in another session.
 FIXTURE = Path(__file__).resolve().parent / "data" / "ledger-v0.1.sqlite"
-SENT = {**EMAIL, "queue": "IT"}
+SENT = dict(EMAIL)
 
 
 def _copy(tmp_path: Path) -> Path:
@@ -47,7 +47,7 @@ def test_migrations_are_recorded_by_name(tmp_path: Path) -> None:
         calls = conn.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
     conn.close()
     assert names == [m.__name__ for m in MIGRATIONS]
-    assert calls == 2
+    assert calls == 3
     # Opening again applies nothing twice.
     SqliteLedger(db).close()
 
@@ -67,14 +67,18 @@ def test_old_calls_are_found_and_old_borderline_checks_are_marked(
         para = _check(client, reworded)
         assert (para["decision"], para["match"]["stage"]) == ("duplicate", "semantic")
         # 0.1 kept only the canonical form, so an old call reads back canonical.
-        stored = client.get(f"/v1/calls/{retry['call_id']}").json()
-        assert stored["args"]["queue"] == "it"
-        fresh = _check(client, {**SENT, "to": "dana@example.com"})
+        ticket = {"queue": "it", "title": "Laptop screen flickers"}
+        old = client.post(
+            "/v1/check", json={"session_id": "s1", "tool": "create_ticket", "args": ticket}
+        ).json()
+        assert old["decision"] == "in_progress"
+        assert client.get(f"/v1/calls/{old['call_id']}").json()["args"] == ticket
+        fresh = _check(client, {**SENT, "to": "dana@example.com", "queue": "IT"})
         assert fresh["decision"] == "proceed"
         assert client.get(f"/v1/calls/{fresh['call_id']}").json()["args"]["queue"] == "IT"
     out = tmp_path / "log.jsonl"
     export_log(db, out)
     entries = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    old = entries[:3]
-    assert [e["decision"] for e in old] == ["proceed", "duplicate", "proceed"]
-    assert [e["borderline"] for e in old] == [False, True, False]
+    old = entries[:4]
+    assert [e["decision"] for e in old] == ["proceed", "duplicate", "proceed", "proceed"]
+    assert [e["borderline"] for e in old] == [False, True, False, False]

@@ -56,13 +56,32 @@ class Ledger(Protocol):
     """Durable store of claimed calls, their outcomes and the decision log."""
 
     def candidates(
-        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+        self,
+        scope: str,
+        tool: str,
+        exact_signature: str,
+        since: float,
+        limit: int,
+        step: tuple[str, str] | None = None,
     ) -> list[CallRecord]:
-        """Live calls sharing scope, tool and exact signature, newest first."""
+        """Live calls sharing scope, tool and exact signature (and step), newest first."""
         ...
 
-    def exact_match(self, scope: str, tool: str, args_hash: str, since: float) -> CallRecord | None:
-        """The newest live call with exactly these canonical args."""
+    def exact_match(
+        self,
+        scope: str,
+        tool: str,
+        args_hash: str,
+        since: float,
+        step: tuple[str, str] | None = None,
+    ) -> CallRecord | None:
+        """The newest live call with exactly these canonical args (and step)."""
+        ...
+
+    def reserve_key(
+        self, scope: str, key: str, tool: str, intent_key: str, now: float, since: float
+    ) -> tuple[str, str]:
+        """Bind an explicit key to one (tool, intent); return what it is bound to."""
         ...
 
     def checkpoint(self) -> None:
@@ -118,7 +137,11 @@ class Ledger(Protocol):
         ...
 
     def purge(self, before: float) -> int:
-        """Delete calls created before ``before``; return how many."""
+        """Delete calls created before ``before`` and what only they used; return how many."""
+        ...
+
+    def purge_log(self, before: float) -> int:
+        """Delete decision log entries written before ``before``; return how many."""
         ...
 
     def load_policies(self) -> dict[str, dict[str, Any]]:

@@ -153,6 +153,24 @@ def m005_embeddings() -> tuple[str, ...]:
     )
 
 
+@migration
+def m006_keys_and_embedding_use() -> tuple[str, ...]:
+    """Explicit keys bound to one intent; when a vector was last needed by a stored call."""
+    return (
+        """CREATE TABLE idempotency_keys (
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            intent_key TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (scope, key)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)",
+        "ALTER TABLE embeddings ADD COLUMN used_at REAL NOT NULL DEFAULT 0",
+        "CREATE INDEX embeddings_used ON embeddings (used_at)",
+    )
+
+
 def _statements(script: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in script.split(";") if part.strip())
 

@@ -4,83 +4,90 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.errors import Conflict, NotFound
-from tooldedup.dedup.ledger.base import ClaimConflict, Feedback, LogEntry
-from tooldedup.dedup.ledger.migrations import migrate
+from tooldedup.dedup.ledger.base import ClaimConflict
 from tooldedup.dedup.ledger.rows import (
     COLUMNS,
     LIVE,
     describe,
     describe_outcome,
     dumps,
-    feedback_from_row,
-    log_entry_from_row,
     may_complete,
     record_from_row,
     with_row_id,
 )
+from tooldedup.dedup.ledger.sqlite_log import SqliteLogStore
 from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
 
 __all__ = ["SqliteLedger"]
 
 
-class SqliteLedger:
+class SqliteLedger(SqliteLogStore):
     """Calls, outcomes, policies and the decision log in one SQLite file."""
 
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
-        self.migrations = migrate(self._conn())
-
-    def _conn(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self._path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            conn.row_factory = sqlite3.Row
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
-            # Request threads rarely checkpoint; the service's maintenance thread does.
-            conn.execute("PRAGMA wal_autocheckpoint=20000")
-            self._local.conn = conn
-            with self._conns_lock:
-                self._conns.append(conn)
-        return conn
-
     def candidates(
-        self, scope: str, tool: str, exact_signature: str, since: float, limit: int
+        self,
+        scope: str,
+        tool: str,
+        exact_signature: str,
+        since: float,
+        limit: int,
+        step: tuple[str, str] | None = None,
     ) -> list[CallRecord]:
-        """Live calls sharing scope, tool and exact signature, newest first."""
+        """Live calls sharing scope, tool and exact signature (and step), newest first."""
+        where, params = _step_filter(step)
         rows = self._conn().execute(
             f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
-            f" AND {LIVE} ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (scope, tool, exact_signature, since, limit),
+            f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, exact_signature, since, *params, limit),
         )
         return [record_from_row(r) for r in rows]
 
-    def exact_match(self, scope: str, tool: str, args_hash: str, since: float) -> CallRecord | None:
+    def exact_match(
+        self,
+        scope: str,
+        tool: str,
+        args_hash: str,
+        since: float,
+        step: tuple[str, str] | None = None,
+    ) -> CallRecord | None:
         """The newest live call with exactly these canonical args, by index, not by scan."""
+        where, params = _step_filter(step)
         row = (
             self._conn()
             .execute(
                 f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND args_hash = ?"
-                f" AND {LIVE} ORDER BY created_at DESC, row_id DESC LIMIT 1",
-                (scope, tool, args_hash, since),
+                f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT 1",
+                (scope, tool, args_hash, since, *params),
             )
             .fetchone()
         )
         return None if row is None else record_from_row(row)
+
+    def reserve_key(
+        self, scope: str, key: str, tool: str, intent_key: str, now: float, since: float
+    ) -> tuple[str, str]:
+        """Bind ``key`` to this tool and intent unless it is bound inside the window.
+
+        Returns the (tool, intent key) the key is bound to: this call's, or the earlier
+        one's. One statement, so concurrent checks in any process agree on the first.
+        """
+        conn = self._conn()
+        conn.execute(
+            "INSERT INTO idempotency_keys (scope, key, tool, intent_key, created_at)"
+            " VALUES (?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET tool = excluded.tool,"
+            " intent_key = excluded.intent_key, created_at = excluded.created_at"
+            " WHERE idempotency_keys.created_at < ?",
+            (scope, key, tool, intent_key, now, since),
+        )
+        row = conn.execute(
+            "SELECT tool, intent_key FROM idempotency_keys WHERE scope = ? AND key = ?",
+            (scope, key),
+        ).fetchone()
+        return str(row["tool"]), str(row["intent_key"])
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database, off the request path."""
@@ -184,6 +191,15 @@ class SqliteLedger:
                 conn.execute(
                     "UPDATE calls SET superseded = 1 WHERE call_id = ?", (record.attempt_of,)
                 )
+            # A stored call keeps its texts' vectors from being purged with older calls.
+            hashes = sorted({stable_hash(leaf.text) for leaf in record.semantic_leaves})
+            for start in range(0, len(hashes), 500):
+                chunk = hashes[start : start + 500]
+                conn.execute(
+                    "UPDATE embeddings SET used_at = ?"
+                    f" WHERE text_hash IN ({','.join('?' * len(chunk))})",
+                    (record.created_at, *chunk),
+                )
             conn.execute("COMMIT")
         except sqlite3.IntegrityError:
             conn.execute("ROLLBACK")
@@ -226,6 +242,16 @@ class SqliteLedger:
                     f" it cannot become {describe_outcome(outcome)}"
                 )
             if record.status is outcome.status and record.failure_class is outcome.failure_class:
+                # A repeated report is a no-op; the same status with another result is not.
+                same = (dumps(record.result), dumps(record.error)) == (
+                    dumps(outcome.result),
+                    dumps(outcome.error),
+                )
+                if not same:
+                    raise Conflict(
+                        f"call {call_id} is already {describe(record)} with another result;"
+                        " a stored outcome is never replaced"
+                    )
                 conn.execute("COMMIT")
                 return record
             conn.execute(
@@ -263,91 +289,20 @@ class SqliteLedger:
         )
         return [record_from_row(r) for r in rows]
 
-    def append_log(self, entry: LogEntry) -> None:
-        """Append one decision log entry."""
-        self._conn().execute(
-            "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
-            " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
-            " borderline) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                entry.check_id,
-                entry.ts,
-                entry.scope,
-                entry.session_id,
-                entry.tool,
-                canonical_json(entry.args),
-                entry.decision,
-                entry.stage,
-                entry.score,
-                entry.call_id,
-                entry.matched_call_id,
-                entry.latency_ms,
-                int(entry.dry_run),
-                canonical_json(entry.explain),
-                int(entry.borderline),
-            ),
-        )
-
-    def iter_log(self) -> Iterator[LogEntry]:
-        """Every decision log entry, oldest first, with its latest feedback."""
-        # A connection of its own, so a long export never holds a request thread's cursor.
-        conn = sqlite3.connect(self._path, timeout=30)
-        conn.row_factory = sqlite3.Row
-        latest = (
-            "SELECT f.* FROM feedback f WHERE f.row_id IN"
-            " (SELECT MAX(row_id) FROM feedback GROUP BY check_id)"
-        )
-        try:
-            labels = {row["check_id"]: feedback_from_row(row) for row in conn.execute(latest)}
-            for row in conn.execute("SELECT * FROM decisions ORDER BY row_id"):
-                yield log_entry_from_row(row, labels.get(row["check_id"]))
-        finally:
-            conn.close()
-
-    def add_feedback(
-        self, check_id: str, label: str, note: str | None, source: str, now: float
-    ) -> Feedback:
-        """Label a logged check; a 'distinct' label on a match rules that match out."""
+    def purge(self, before: float) -> int:
+        """Delete calls created before ``before``, and the keys and vectors only they used."""
         conn = self._conn()
         conn.execute("BEGIN IMMEDIATE")
         try:
-            row = conn.execute(
-                "SELECT scope, tool, args_json, matched_call_id FROM decisions WHERE check_id = ?",
-                (check_id,),
-            ).fetchone()
-            if row is None:
-                raise NotFound(f"no check with id {check_id!r}")
-            conn.execute(
-                "INSERT INTO feedback (check_id, label, note, source, ts) VALUES (?,?,?,?,?)",
-                (check_id, label, note, source, now),
-            )
-            # A judge's label is for calibration only; it never changes what is served.
-            rules_out = label == "distinct" and source != "judge"
-            excluded = row["matched_call_id"] if rules_out else None
-            if excluded is not None:
-                conn.execute(
-                    "INSERT OR IGNORE INTO excluded_matches VALUES (?,?,?,?)",
-                    (row["scope"], row["tool"], stable_hash(row["args_json"]), excluded),
-                )
+            removed = conn.execute("DELETE FROM calls WHERE created_at < ?", (before,)).rowcount
+            conn.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (before,))
+            # A vector not needed by a call claimed since ``before`` serves no stored call.
+            conn.execute("DELETE FROM embeddings WHERE used_at < ?", (before,))
             conn.execute("COMMIT")
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.execute("ROLLBACK")
             raise
-        return Feedback(check_id, label, note, source, now, excluded)
-
-    def excluded_matches(self, scope: str, tool: str, args_hash: str) -> frozenset[str]:
-        """Calls that feedback said this exact proposal does not duplicate."""
-        rows = self._conn().execute(
-            "SELECT call_id FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?",
-            (scope, tool, args_hash),
-        )
-        return frozenset(call_id for (call_id,) in rows)
-
-    def purge(self, before: float) -> int:
-        """Delete calls created before ``before``; return how many."""
-        cursor = self._conn().execute("DELETE FROM calls WHERE created_at < ?", (before,))
-        return cursor.rowcount
+        return int(removed)
 
     def load_policies(self) -> dict[str, dict[str, Any]]:
         """Stored per-tool policy overrides."""
@@ -363,10 +318,9 @@ class SqliteLedger:
             (tool, canonical_json(data)),
         )
 
-    def close(self) -> None:
-        """Release connections."""
-        with self._conns_lock:
-            for conn in self._conns:
-                conn.close()
-            self._conns.clear()
-        self._local = threading.local()
+
+def _step_filter(step: tuple[str, str] | None) -> tuple[str, tuple[str, ...]]:
+    """SQL that keeps only calls of one (run id, step), when the check names one."""
+    if step is None:
+        return "", ()
+    return " AND IFNULL(run_id, '') = ? AND IFNULL(step, '') = ?", step

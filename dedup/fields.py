@@ -1,0 +1,216 @@
+"""What a field holds, by its name and its value: attempt ids and stamps, code, categories.
+
+These rules decide how the canonical walk treats a leaf when the tool's policy does not say:
+- an attempt identifier (a request or trace id) is dropped, because every retry gets a new one;
+- a timestamp-like field is dropped only when its value is the moment of the attempt itself;
+- a command, query, code or JSON string is compared exactly, never by meaning;
+- only a category value (a status, a priority, a currency code) has its case folded.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+from typing import Any
+
+__all__ = [
+    "ATTEMPT_ID_FIELDS",
+    "ATTEMPT_STAMP_FIELDS",
+    "ATTEMPT_STAMP_TOLERANCE_SECONDS",
+    "CATEGORY_FIELD_NAMES",
+    "CODE_FIELD_NAMES",
+    "is_attempt_id_name",
+    "is_attempt_stamp",
+    "is_category_name",
+    "is_code_name",
+    "last_word",
+    "reads_as_code",
+]
+
+# Names compare without case or separators: "requestId", "request-id" and "REQUEST_ID" agree.
+ATTEMPT_ID_FIELDS: frozenset[str] = frozenset(
+    {
+        "requestid", "traceid", "spanid", "parentspanid", "correlationid", "idempotencykey",
+        "toolcallid", "attemptid", "messageuuid", "xrequestid", "traceparent",
+    }
+)  # fmt: skip
+ATTEMPT_STAMP_FIELDS: frozenset[str] = frozenset(
+    {
+        "timestamp", "ts", "clientts", "clienttimestamp", "clienttime", "requesttime",
+        "requesttimestamp", "requestedat", "sentat", "senttime", "issuedat", "iat", "now",
+    }
+)  # fmt: skip
+# A stamp within two minutes of the moment the check arrives is the attempt's own clock
+# reading: synchronised hosts differ by milliseconds, and a client stamps a call just before
+# it sends it. Two minutes still leaves any real scheduled time (a meeting, a reminder, a
+# transfer date) an exact field, unless it is scheduled for this very minute.
+ATTEMPT_STAMP_TOLERANCE_SECONDS = 120.0
+CODE_FIELD_NAMES: frozenset[str] = frozenset(
+    {
+        "cmd", "command", "commands", "query", "queries", "sql", "script", "code", "expression",
+        "expr", "pattern", "regex", "regexp", "selector", "xpath", "jsonpath", "jq", "shell",
+        "bash", "snippet", "program", "formula", "cron", "glob",
+    }
+)  # fmt: skip
+CATEGORY_FIELD_NAMES: frozenset[str] = frozenset(
+    {
+        "status", "state", "priority", "severity", "level", "type", "kind", "category",
+        "currency", "mode", "method", "visibility", "role", "tier", "plan", "unit", "units",
+        "format", "sort", "direction", "language", "lang", "gender", "color", "colour", "size",
+        "urgency", "importance", "stage", "phase", "frequency", "interval", "environment", "env",
+    }
+)  # fmt: skip
+
+_SPLIT = re.compile(r"[_\-. ]+")
+_CAMEL = re.compile(r"([a-z0-9])([A-Z])")
+
+
+def _squash(name: str) -> str:
+    return _SPLIT.sub("", name).lower()
+
+
+def last_word(name: str) -> str:
+    """The last word of a field name: "email_body", "messageText" and "body" all end in "body"."""
+    return _SPLIT.split(_CAMEL.sub(r"\1_\2", name))[-1].lower()
+
+
+def is_attempt_id_name(name: str) -> bool:
+    """Whether ``name`` holds an identifier of one attempt (a retry gets a fresh one)."""
+    return _squash(name) in ATTEMPT_ID_FIELDS
+
+
+def is_code_name(name: str | None) -> bool:
+    """Whether ``name`` holds a command, query, code or pattern."""
+    return name is not None and (last_word(name) in CODE_FIELD_NAMES or _squash(name) == "sql")
+
+
+def is_category_name(name: str | None) -> bool:
+    """Whether ``name`` holds a category, whose values compare without case."""
+    return name is not None and last_word(name) in CATEGORY_FIELD_NAMES
+
+
+def _epoch_seconds(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number = float(text)
+        except ValueError:
+            return _iso_seconds(text)
+    else:
+        number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        return None
+    # Seconds, milliseconds or microseconds since 1970, told apart by magnitude.
+    for scale in (1.0, 1e3, 1e6):
+        seconds = number / scale
+        if 1e9 <= seconds < 1e10:
+            return seconds
+    return None
+
+
+def _iso_seconds(text: str) -> float | None:
+    if not 10 <= len(text) <= 40 or not text[:4].isdigit():
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.timestamp()
+
+
+def is_attempt_stamp(name: str, value: Any, received_at: float | None) -> bool:
+    """Whether a timestamp-like field holds the attempt's own clock reading, to be dropped.
+
+    Only a value within ``ATTEMPT_STAMP_TOLERANCE_SECONDS`` of the check's arrival counts;
+    any other time (a meeting, a due date) is an argument like any other.
+    """
+    if received_at is None or _squash(name) not in ATTEMPT_STAMP_FIELDS:
+        return False
+    seconds = _epoch_seconds(value)
+    return seconds is not None and abs(seconds - received_at) <= ATTEMPT_STAMP_TOLERANCE_SECONDS
+
+
+_SHELL_WORDS = frozenset(
+    """kubectl git docker podman rm rmdir ls cp mv mkdir chmod chown chgrp sudo su curl wget ssh
+    scp rsync tar zip unzip grep egrep sed awk find cat echo printf kill pkill killall
+    systemctl service journalctl psql mysql sqlite3 mongo mongosh redis-cli npm npx yarn pnpm
+    pip pip3 python python3 node deno make cmake bash sh zsh fish aws gcloud az terraform
+    helm ansible apt apt-get yum dnf brew go cargo rustc java javac mvn gradle dd mkfs mount
+    umount shutdown reboot crontab touch ln head tail openssl export cd ping nc iptables ufw
+    uv poetry pytest ffmpeg gsutil az oc eksctl vault consul nomad heroku flyctl""".split()
+)
+_STOP_WORDS = frozenset(
+    """the a an to for of is are was be please and with my your our that this it me you we
+    i can could would should will if when then so do does did have has had been about""".split()
+)
+_SHELL_SYNTAX = re.compile(r"(?:^|\s)--?[A-Za-z]|[|;`]|&&|\$\(|\$\{|(?:^|\s)[<>]{1,2}\s*\S")
+_SQL_START = re.compile(
+    r"^\s*(?:select|insert|update|delete|create|drop|alter|truncate|grant|revoke|merge|with|"
+    r"upsert|replace|explain)\b",
+    re.IGNORECASE,
+)
+_SQL_SHAPE = re.compile(
+    r"^\s*(?:select\b.+\bfrom\b|insert\s+into\b|update\s+\S+\s+set\b|delete\s+from\b|"
+    r"(?:create|drop|alter|truncate)\s+(?:table|index|view|database|schema|user|role|"
+    r"function|trigger|sequence|extension|type)\b|grant\b|revoke\b|merge\s+into\b|"
+    r"with\s+\w+\s+as\s*\(|explain\b)",
+    re.IGNORECASE | re.DOTALL,
+)
+_SQL_MARKS = re.compile(r"[=*;'\"()]|\bwhere\b|\bjoin\b|\bgroup\s+by\b|\border\s+by\b", re.I)
+_CODE = re.compile(
+    r"\b(?:def|function|fn|func|lambda|class)\s+\w+\s*[(:]"
+    r"|\w+\([^()\n]*\)\s*(?:;|\{|=>)"
+    r"|=>|==|!=|&&|\|\||::"
+    r"|^\s*(?:import\s+[\w.{*]|from\s+[\w.]+\s+import\b|#include\b|package\s+\w)"
+    r"|\b(?:const|let|var)\s+\w+\s*="
+    r"|\$\{|\$\(",
+    re.MULTILINE,
+)
+
+
+def _reads_as_json(text: str) -> bool:
+    if text[:1] not in "{[" or text[-1:] not in "}]":
+        return False
+    try:
+        return isinstance(json.loads(text), dict | list)
+    except ValueError:
+        return False
+
+
+def _reads_as_shell(text: str) -> bool:
+    tokens = text.split()
+    if len(tokens) < 2:
+        return False
+    first = tokens[0].lstrip("$").strip() or (tokens[1] if tokens[0] == "$" else "")
+    if first.rsplit("/", 1)[-1] not in _SHELL_WORDS:
+        return False
+    # "make sure the report is attached" starts with a command name too; prose has
+    # articles and pronouns, a command line has flags, pipes or none of those words.
+    words = {t.lower().strip(".,!?") for t in tokens[1:]}
+    return bool(_SHELL_SYNTAX.search(text)) or not words & _STOP_WORDS
+
+
+def _reads_as_sql(text: str) -> bool:
+    if not _SQL_START.match(text) or not _SQL_SHAPE.match(text):
+        return False
+    keyword = text.split(None, 1)[0]
+    return keyword.isupper() or bool(_SQL_MARKS.search(text))
+
+
+def reads_as_code(text: str) -> bool:
+    """Whether a string reads as a shell command, SQL, code or JSON, whatever its field name."""
+    stripped = text.strip()
+    if not stripped:
+        return False
+    return (
+        _reads_as_json(stripped)
+        or _reads_as_sql(stripped)
+        or _reads_as_shell(stripped)
+        or bool(_CODE.search(stripped))
+    )

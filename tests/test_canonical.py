@@ -134,7 +134,7 @@ def test_commands_queries_and_code_are_never_compared_by_meaning(
 ) -> None:
     canonical = canon(args)
     semantic = [leaf.path for leaf in canonical.semantic_leaves]
-    assert (semantic == [] if kind == "exact" else semantic == list(args)), semantic
+    assert semantic == [] if kind == "exact" else semantic == list(args), semantic
     if kind == "exact":
         # Kept as written: case and inner whitespace are part of a command.
         assert canonical.args == {k: v.strip() for k, v in args.items()}

@@ -12,10 +12,12 @@ from typing import Annotated, Any
 
 from fastapi import FastAPI, Header, Query, Request, Response
 from prometheus_client import CONTENT_TYPE_LATEST
+from starlette.concurrency import run_in_threadpool
 
 from tooldedup.api.errors import install_error_handlers
+from tooldedup.api.fairness import ScopeGate
 from tooldedup.api.metrics import Metrics
-from tooldedup.api.middleware import ApiKeyMiddleware, BodyLimitMiddleware
+from tooldedup.api.middleware import ApiKeyMiddleware, JsonBodyMiddleware
 from tooldedup.api.schemas import (
     CallOut,
     CheckRequest,
@@ -50,6 +52,13 @@ _WARM_UP = "warm up the embedding model once at start"
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422)
 }
+
+
+def _tool_name(raw: str) -> str:
+    tool = raw.strip()
+    if not tool or len(tool) > 256:
+        raise InvalidInput("tool must be 1 to 256 characters")
+    return tool
 
 
 def _match_out(decision: Decision) -> MatchOut | None:
@@ -87,6 +96,8 @@ def _call_out(record: CallRecord) -> CallOut:
         lease_expires_at=record.lease_expires_at,
         completed_at=record.completed_at,
         attempt_of=record.attempt_of,
+        run_id=record.run_id,
+        step=record.step,
     )
 
 
@@ -102,6 +113,7 @@ def create_app(
     # The first model call is slow (allocation, kernel selection): pay it before serving.
     cached.embed([_WARM_UP])
     metrics = Metrics()
+    gate = ScopeGate()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -142,7 +154,7 @@ def create_app(
     install_error_handlers(app)
 
     @app.post("/v1/check", response_model=CheckResponse, responses=_ERRORS)
-    def check(
+    async def check(
         body: CheckRequest,
         idempotency_key_header: Annotated[
             str | None, Header(alias="Idempotency-Key", max_length=256)
@@ -166,7 +178,9 @@ def create_app(
             step=None if body.step is None else str(body.step),
             idempotency_key=key,
         )
-        decision = service.check(call, dry_run=body.dry_run)
+        with metrics.in_progress.track_inprogress():
+            async with gate.hold((call.effective_scope, call.tool)):
+                decision = await run_in_threadpool(service.check, call, dry_run=body.dry_run)
         metrics.observe(decision)
         return CheckResponse(
             decision=decision.kind.value,
@@ -209,34 +223,36 @@ def create_app(
         records = service.session_calls(session_id, limit, offset)
         return SessionCalls(session_id=session_id, calls=[_call_out(r) for r in records])
 
-    @app.get("/v1/tools/{tool}/policy", responses=_ERRORS)
+    # ``:path`` lets a tool name hold "/" (as "%2F" or plain), as MCP tool names may.
+    @app.get("/v1/tools/{tool:path}/policy", responses=_ERRORS)
     def get_policy(tool: str) -> dict[str, Any]:
         """The policy in force for ``tool``."""
+        tool = _tool_name(tool)
         custom = tool in service.policies.tools
         data = policy_to_mapping(service.policies.for_tool(tool))
         return {"tool": tool, "custom": custom, "policy": data}
 
-    @app.put("/v1/tools/{tool}/policy", responses=_ERRORS)
+    @app.put("/v1/tools/{tool:path}/policy", responses=_ERRORS)
     def put_policy(tool: str, body: PolicyBody) -> dict[str, Any]:
         """Set ``tool``'s policy; settings left out take the defaults."""
-        if not tool.strip() or len(tool) > 256:
-            raise InvalidInput("tool must be 1 to 256 characters")
+        tool = _tool_name(tool)
         data = body.model_dump(exclude_none=True)
         policy = policy_from_mapping(data, service.policies.defaults)
         service.set_policy(tool, policy, data)
         return {"tool": tool, "custom": True, "policy": policy_to_mapping(policy)}
 
+    # Both run on the event loop, never queued behind checks in the thread pool.
     @app.get("/healthz")
-    def healthz() -> dict[str, str]:
+    async def healthz() -> dict[str, str]:
         """Liveness: the service answers."""
         return {"status": "ok", "model": cached.model_id}
 
     @app.get("/metrics")
-    def prometheus_metrics(request: Request) -> Response:
+    async def prometheus_metrics(request: Request) -> Response:
         """Prometheus text exposition."""
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)
     if settings.api_key is not None:
         app.add_middleware(
             ApiKeyMiddleware, api_key=settings.api_key, open_paths=frozenset({"/healthz"})

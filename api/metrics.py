@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from tooldedup.dedup.records import Decision
 
@@ -26,6 +26,11 @@ class Metrics:
             "tooldedup_check_latency_seconds",
             "Time spent deciding one check.",
             buckets=_BUCKETS,
+            registry=self.registry,
+        )
+        self.in_progress = Gauge(
+            "tooldedup_checks_in_progress",
+            "Checks received and not yet answered, waiting or deciding.",
             registry=self.registry,
         )
 

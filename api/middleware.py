@@ -7,7 +7,9 @@ import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ApiKeyMiddleware", "BodyLimitMiddleware"]
+__all__ = ["ApiKeyMiddleware", "JsonBodyMiddleware"]
+
+_BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
 
 async def _send_error(send: Send, status: int, code: str, message: str) -> None:
@@ -19,8 +21,16 @@ async def _send_error(send: Send, status: int, code: str, message: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-class BodyLimitMiddleware:
-    """Answer 413 to any request body over ``max_bytes``, declared or streamed."""
+def _is_json(content_type: bytes) -> bool:
+    media = content_type.split(b";", 1)[0].strip().lower()
+    return media == b"application/json" or (
+        media.startswith(b"application/") and media.endswith(b"+json")
+    )
+
+
+class JsonBodyMiddleware:
+    """Bodies are JSON and bounded: 413 over ``max_bytes`` (declared or streamed), 415 for
+    another media type, 400 for an empty body where one is needed."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -32,6 +42,13 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         too_large = f"request body exceeds {self.max_bytes} bytes"
+        headers = dict(scope.get("headers", []))
+        needs_body = scope.get("method") in _BODY_METHODS
+        if needs_body and not _is_json(headers.get(b"content-type", b"")):
+            await _send_error(
+                send, 415, "unsupported_media_type", "the body must be application/json"
+            )
+            return
         for name, value in scope.get("headers", []):
             if name == b"content-length":
                 try:
@@ -57,6 +74,9 @@ class BodyLimitMiddleware:
             chunks.append(chunk)
             more = message.get("more_body", False)
         body = b"".join(chunks)
+        if needs_body and not body.strip():
+            await _send_error(send, 400, "empty_body", "the request body is empty")
+            return
         sent = False
 
         async def replay() -> Message:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    field_validator,
+)
 
 __all__ = [
     "CallOut",
@@ -19,7 +27,8 @@ __all__ = [
     "SessionCalls",
 ]
 
-Name = Annotated[str, Field(min_length=1, max_length=256)]
+# Names are trimmed: " s1" and "s1" are one session.
+Name = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=256)]
 
 
 def _valid_unicode(value: str | None) -> str | None:
@@ -43,9 +52,9 @@ class CheckRequest(BaseModel):
     args: dict[str, Any]
     scope: Name | None = None
     run_id: Name | None = None
-    step: Annotated[str, Field(min_length=1, max_length=256)] | int | None = None
+    step: Name | StrictInt | None = None
     idempotency_key: Name | None = None
-    dry_run: bool = False
+    dry_run: StrictBool = False
 
     _check_text = field_validator("session_id", "tool", "scope", "run_id", "idempotency_key")(
         _valid_unicode
@@ -106,6 +115,8 @@ class CallOut(BaseModel):
     lease_expires_at: float
     completed_at: float | None
     attempt_of: str | None
+    run_id: str | None
+    step: str | None
 
 
 class SessionCalls(BaseModel):

@@ -20,10 +20,19 @@ class Settings(ServiceSettings):
 
     @staticmethod
     def api_key_from(environ: Mapping[str, str], key_file: Path | None) -> str | None:
-        """The API key from a file (first line) or ``TOOLDEDUP_API_KEY``; file wins."""
+        """The API key from a file (its first line) or ``TOOLDEDUP_API_KEY``; file wins.
+
+        A key that is given but blank is an error, never "no authentication".
+        """
         if key_file is not None:
-            key = key_file.read_text(encoding="utf-8").strip()
+            lines = key_file.read_text(encoding="utf-8").splitlines()
+            key = lines[0].strip() if lines else ""
             if not key:
-                raise ValueError(f"API key file {key_file} is empty")
+                raise ValueError(f"the first line of API key file {key_file} is empty")
             return key
-        return environ.get("TOOLDEDUP_API_KEY") or None
+        if "TOOLDEDUP_API_KEY" not in environ:
+            return None
+        key = environ["TOOLDEDUP_API_KEY"].strip()
+        if not key:
+            raise ValueError("TOOLDEDUP_API_KEY is set but empty; unset it or give a key")
+        return key

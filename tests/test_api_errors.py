@@ -36,7 +36,8 @@ def _deep(levels: int) -> dict[str, Any]:
     ("body", "status", "code"),
     [
         (b"{not json", 400, "malformed_json"),
-        (b"", 422, "invalid_request"),
+        (b"", 400, "empty_body"),
+        (b"  \n", 400, "empty_body"),
         (b"[" * 5000 + b"]" * 5000, 400, "malformed_json"),
         (b'{"tool": "t", "args": {}}', 422, "invalid_request"),
         (b'{"session_id": "", "tool": "t", "args": {}}', 422, "invalid_request"),
@@ -47,6 +48,9 @@ def _deep(levels: int) -> dict[str, Any]:
         (b'{"session_id": "s", "tool": "t", "args": {"x": "\\ud800"}}', 422, "invalid_input"),
         (b'{"session_id": "\\ud800", "tool": "t", "args": {}}', 422, "invalid_request"),
         (b'{"session_id": "s", "tool": "t", "args": {}, "extra": 1}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": {}, "dry_run": "yes"}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": {}, "dry_run": 1}', 422, "invalid_request"),
+        (b'{"session_id": "s", "tool": "t", "args": {}, "step": true}', 422, "invalid_request"),
     ],
 )
 def test_bad_check_bodies(client: TestClient, body: bytes, status: int, code: str) -> None:
@@ -78,8 +82,41 @@ def test_streamed_body_over_limit(client: TestClient) -> None:
         for _ in range(20):
             yield b"x" * 65536
 
-    response = client.post("/v1/check", content=chunks())
+    response = client.post(
+        "/v1/check", content=chunks(), headers={"content-type": "application/json"}
+    )
     assert _error(response, 413) == "payload_too_large"
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/v1/check", "POST"),
+        ("/v1/calls/call_x/complete", "POST"),
+        ("/v1/feedback", "POST"),
+        ("/v1/tools/t/policy", "PUT"),
+    ],
+)
+@pytest.mark.parametrize(
+    "content_type",
+    [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=x"],
+)
+def test_bodies_must_be_json(
+    client: TestClient, path: str, method: str, content_type: str | None
+) -> None:
+    headers = {} if content_type is None else {"content-type": content_type}
+    body = json.dumps({"session_id": "s", "tool": "t", "args": {}}).encode()
+    response = client.request(method, path, content=body, headers=headers)
+    assert _error(response, 415) == "unsupported_media_type"
+
+
+@pytest.mark.parametrize(
+    "content_type", ["application/json", "application/json; charset=utf-8", "application/x+json"]
+)
+def test_json_media_types_are_accepted(client: TestClient, content_type: str) -> None:
+    body = json.dumps({"session_id": "s", "tool": "t", "args": {}}).encode()
+    response = client.post("/v1/check", content=body, headers={"content-type": content_type})
+    assert response.status_code == 200, response.text
 
 
 def test_unknown_call_id(client: TestClient) -> None:

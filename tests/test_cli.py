@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -115,12 +116,40 @@ def test_export_log(tmp_path: Path, model_cache: Path) -> None:
 
 def test_api_key_file(tmp_path: Path, model_cache: Path) -> None:
     key_file = tmp_path / "key"
-    key_file.write_text("k3y\n")
+    key_file.write_text("k3y\nthe rest of the file is not part of the key\n")
     with serve(tmp_path / "ledger.db", model_cache, "--api-key-file", str(key_file)) as client:
         body = {"session_id": "s", "tool": "t", "args": {}}
         assert client.post("/v1/check", json=body).status_code == 401
         ok = client.post("/v1/check", json=body, headers={"Authorization": "Bearer k3y"})
         assert ok.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("env", "key_file", "message"),
+    [
+        ({"TOOLDEDUP_API_KEY": ""}, None, "TOOLDEDUP_API_KEY is set but empty"),
+        ({"TOOLDEDUP_API_KEY": "  "}, None, "TOOLDEDUP_API_KEY is set but empty"),
+        ({}, "\nk3y\n", "first line of API key file"),
+        ({}, "", "first line of API key file"),
+    ],
+)
+def test_a_blank_api_key_refuses_to_start(
+    tmp_path: Path, env: dict[str, str], key_file: str | None, message: str
+) -> None:
+    extra = []
+    if key_file is not None:
+        (tmp_path / "key").write_text(key_file)
+        extra = ["--api-key-file", str(tmp_path / "key")]
+    cmd = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(tmp_path / "x.db")]
+    result = subprocess.run(
+        [*cmd, *extra],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    assert result.returncode == 2
+    assert message in result.stderr
 
 
 def test_policy_file(tmp_path: Path, model_cache: Path) -> None:

@@ -1,0 +1,244 @@
+"""The adversarial reproductions, through HTTP: each of these once dropped a real action."""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import check, complete
+
+
+def _call(client: TestClient, tool: str, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    body = {"session_id": "s1", "tool": tool, "args": args, **extra}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 200, response.text
+    data: dict[str, Any] = response.json()
+    return data
+
+
+def _done(client: TestClient, tool: str, args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """Check ``args``, expect ``proceed``, and complete the call as succeeded."""
+    first = _call(client, tool, args, **extra)
+    assert first["decision"] == "proceed", first
+    complete(client, first["call_id"], status="succeeded", result={"done": first["call_id"]})
+    return first
+
+
+def _now(offset_seconds: float = 0.0) -> str:
+    moment = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=offset_seconds)
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+@pytest.mark.parametrize(
+    ("tool", "first", "second"),
+    [
+        (
+            "create_event",
+            {"title": "Standup", "timestamp": "2024-05-01T09:00"},
+            {"title": "Standup", "timestamp": "2024-05-01T10:00"},
+        ),
+        (
+            "wallet_send",
+            {"to": "0xabc", "value": 1, "nonce": 7},
+            {"to": "0xabc", "value": 1, "nonce": 8},
+        ),
+        (
+            "run_command",
+            {"cmd": "kubectl delete namespace staging"},
+            {"cmd": "kubectl delete namespace production"},
+        ),
+        (
+            "db",
+            {"query": "UPDATE accounts SET status = 'closed' WHERE owner = 'alice'"},
+            {"query": "UPDATE accounts SET status = 'closed' WHERE owner = 'bob'"},
+        ),
+        (
+            "shell",
+            {"command": "git push origin main --force"},
+            {"command": "git push origin release --force"},
+        ),
+        ("refund", {"order_id": "ABCD"}, {"order_id": "abcd"}),
+        ("git", {"branch": "Main", "action": "delete"}, {"branch": "main", "action": "delete"}),
+        ("fs", {"filename": "Makefile", "op": "rm"}, {"filename": "makefile", "op": "rm"}),
+        ("vault", {"user": "ana", "password": "Secret"}, {"user": "ana", "password": "SECRET"}),
+        (
+            "send_message",
+            {"to": "ops@example.com", "body": "Please transfer 1.000 EUR to the supplier today"},
+            {"to": "ops@example.com", "body": "Please transfer 1 EUR to the supplier today"},
+        ),
+        (
+            "send_message",
+            {"to": "ops@example.com", "body": "Book the big room for Tuesday the twenty-first"},
+            {"to": "ops@example.com", "body": "Book the big room for Tuesday the twenty-second"},
+        ),
+        (
+            "send_message",
+            {"to": "ops@example.com", "body": "Please send the first draft to the whole team"},
+            {"to": "ops@example.com", "body": "Please send the second draft to the whole team"},
+        ),
+        (
+            "annotate",
+            {"a": {"b": "ship the parcel on Monday morning"}, "a.b": "call the client back"},
+            {"a": {"b": "call the client back"}, "a.b": "call the client back"},
+        ),
+    ],
+)
+def test_a_changed_argument_proceeds(
+    client: TestClient, tool: str, first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    _done(client, tool, first)
+    again = _call(client, tool, second)
+    assert again["decision"] == "proceed", again["explain"]
+    assert again["call_id"] != _call(client, tool, first)["call_id"]
+
+
+def test_an_ordinal_swap_is_held_for_a_verifier(client: TestClient) -> None:
+    args = {"to": "ops@example.com", "body": "Please send the first draft to the whole team"}
+    _done(client, "send_message", args)
+    swapped = {**args, "body": args["body"].replace("first", "second")}
+    answer = _call(client, "send_message", swapped)
+    assert answer["decision"] == "proceed"
+    semantic = [s for s in answer["explain"]["stages"] if s["stage"] == "semantic"]
+    assert semantic[0]["detail"].startswith("held for a verifier")
+    assert answer["explain"]["borderline"] is True
+
+
+def test_a_retry_that_adds_a_fresh_timestamp_is_a_duplicate(client: TestClient) -> None:
+    args = {"title": "Standup", "start": "2024-05-01T09:00"}
+    first = _done(client, "create_event", args)
+    for name in ("timestamp", "client_ts", "sent_at"):
+        again = _call(client, "create_event", {**args, name: _now()})
+        assert again["decision"] == "duplicate", name
+        assert again["match"]["stage"] == "exact"
+        assert again["call_id"] == first["call_id"]
+    stored = client.get(f"/v1/calls/{first['call_id']}").json()
+    assert stored["args"] == args
+
+
+def test_a_policy_can_keep_a_timestamp(client: TestClient) -> None:
+    policy = {"exact_fields": ["timestamp"], "volatile_fields": []}
+    assert client.put("/v1/tools/create_event/policy", json=policy).status_code == 200
+    stamp = _now()
+    first = _done(client, "create_event", {"title": "Standup", "timestamp": stamp})
+    assert client.get(f"/v1/calls/{first['call_id']}").json()["args"]["timestamp"] == stamp
+    later = _call(client, "create_event", {"title": "Standup", "timestamp": _now(30)})
+    assert later["decision"] == "proceed"
+
+
+def test_steps_are_part_of_the_intent(client: TestClient) -> None:
+    args = {"to": "bob@example.com", "body": "Your order has shipped and will arrive Friday"}
+    third = _done(client, "send_email", args, run_id="run-9", step=3)
+    replay = _call(client, "send_email", args, run_id="run-9", step=3)
+    assert (replay["decision"], replay["call_id"]) == ("duplicate", third["call_id"])
+    reworded = {**args, "body": "Your order is on its way and arrives on Friday"}
+    replay_reworded = _call(client, "send_email", reworded, run_id="run-9", step="3")
+    assert replay_reworded["call_id"] == third["call_id"]
+    fourth = _call(client, "send_email", args, run_id="run-9", step=4)
+    assert fourth["decision"] == "proceed"
+    stored = client.get(f"/v1/calls/{fourth['call_id']}").json()
+    assert (stored["run_id"], stored["step"]) == ("run-9", "4")
+
+
+@pytest.mark.parametrize("read", [False, True])
+def test_one_key_one_intent(client: TestClient, read: bool) -> None:
+    if read:
+        policy = {"side_effect": "read"}
+        assert client.put("/v1/tools/lookup/policy", json=policy).status_code == 200
+    tool = "lookup" if read else "charge"
+    first = _call(client, tool, {"amount": 5}, idempotency_key="k-1")
+    assert first["decision"] == "proceed"
+    same = _call(client, tool, {"amount": 5.0}, idempotency_key="k-1")
+    assert same["decision"] in ("in_progress", "proceed")
+    for other_tool, args in ((tool, {"amount": 6}), ("refund", {"amount": 5})):
+        body = {"session_id": "s1", "tool": other_tool, "args": args, "idempotency_key": "k-1"}
+        response = client.post("/v1/check", json=body)
+        assert response.status_code == 422, response.text
+        assert response.json()["error"]["code"] == "idempotency_key_reused"
+
+
+def test_a_distinct_label_unblocks_an_exact_match(client: TestClient) -> None:
+    args = {"to": "bob@example.com", "amount": 40, "memo": "March rent"}
+    first = _done(client, "pay", args)
+    blocked = _call(client, "pay", args)
+    assert (blocked["decision"], blocked["match"]["stage"]) == ("duplicate", "exact")
+    label = {"check_id": blocked["check_id"], "label": "distinct"}
+    assert client.post("/v1/feedback", json=label).status_code == 201
+    retried = _call(client, "pay", args)
+    assert retried["decision"] == "proceed"
+    assert retried["call_id"] != first["call_id"]
+    # The new call is now the one an identical check repeats.
+    again = _call(client, "pay", args)
+    assert (again["decision"], again["call_id"]) == ("in_progress", retried["call_id"])
+
+
+def test_a_distinct_label_unblocks_a_pending_exact_match(client: TestClient) -> None:
+    args = {"to": "bob@example.com", "amount": 40, "memo": "April rent"}
+    first = _call(client, "pay", args)
+    blocked = _call(client, "pay", args)
+    assert (blocked["decision"], blocked["call_id"]) == ("in_progress", first["call_id"])
+    label = {"check_id": blocked["check_id"], "label": "distinct"}
+    assert client.post("/v1/feedback", json=label).status_code == 201
+    retried = _call(client, "pay", args)
+    assert retried["decision"] == "proceed"
+
+
+def test_names_are_trimmed(client: TestClient) -> None:
+    args = {"to": "bob@example.com", "amount": 12}
+    first = check(client, args, session_id="  s7 ", tool=" pay\t")
+    assert first["decision"] == "proceed"
+    again = check(client, args, session_id="s7", tool="pay")
+    assert again["call_id"] == first["call_id"]
+    stored = client.get(f"/v1/calls/{first['call_id']}").json()
+    assert (stored["session_id"], stored["tool"]) == ("s7", "pay")
+
+
+@pytest.mark.parametrize("path", ["github%2Fcreate_issue", "github/create_issue"])
+def test_tool_names_with_a_slash_get_a_policy(client: TestClient, path: str) -> None:
+    put = client.put(f"/v1/tools/{path}/policy", json={"side_effect": "read"})
+    assert put.status_code == 200, put.text
+    assert put.json()["tool"] == "github/create_issue"
+    got = client.get(f"/v1/tools/{path}/policy").json()
+    assert (got["tool"], got["custom"]) == ("github/create_issue", True)
+    answer = _call(client, "github/create_issue", {"title": "Bug"})
+    assert answer["explain"]["notes"] == ["read tool: proceeds without a claim"]
+
+
+def test_completing_again_with_another_result_is_a_conflict(client: TestClient) -> None:
+    first = _call(client, "pay", {"amount": 3})
+    done = {"status": "succeeded", "result": {"id": "p-1"}}
+    assert client.post(f"/v1/calls/{first['call_id']}/complete", json=done).status_code == 200
+    again = client.post(f"/v1/calls/{first['call_id']}/complete", json=done)
+    assert again.status_code == 200
+    other = client.post(
+        f"/v1/calls/{first['call_id']}/complete", json={**done, "result": {"id": "p-2"}}
+    )
+    assert other.status_code == 409
+    assert other.json()["error"]["code"] == "conflict"
+    stored = client.get(f"/v1/calls/{first['call_id']}").json()
+    assert stored["result"] == {"id": "p-1"}
+
+
+def _notes(count: int) -> list[str]:
+    return [f"Note number {i}: please water the plants on the balcony" for i in range(count)]
+
+
+def test_the_per_check_budget(client: TestClient) -> None:
+    over = client.post(
+        "/v1/check",
+        json={"session_id": "s1", "tool": "log", "args": {"notes": _notes(65)}},
+    )
+    assert over.status_code == 413
+    assert over.json()["error"]["code"] == "check_too_large"
+    assert "max_text_leaves" in over.json()["error"]["message"]
+    long_text = {"body": "word " * 14_000}
+    chars = client.post("/v1/check", json={"session_id": "s1", "tool": "log", "args": long_text})
+    assert chars.status_code == 413
+    assert "max_text_chars" in chars.json()["error"]["message"]
+    raised = {"max_text_leaves": 100}
+    assert client.put("/v1/tools/log/policy", json=raised).status_code == 200
+    assert _call(client, "log", {"notes": _notes(65)})["decision"] == "proceed"
+    bad = client.put("/v1/tools/log/policy", json={"max_text_leaves": -1})
+    assert bad.status_code == 422

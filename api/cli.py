@@ -34,6 +34,8 @@ def _serve(args: argparse.Namespace) -> int:
         embedder=EmbedderBackend(args.embedder),
         embed_threads=args.embed_threads,
         cache_dir=args.cache_dir,
+        retention_seconds=args.retention_seconds,
+        log_retention_seconds=args.log_retention_seconds,
         judge_base_url=args.judge_base_url,
         judge_model=args.judge_model,
         judge_api_key_env=args.judge_api_key_env,
@@ -93,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--cache-dir", type=Path, default=None, help="where an ONNX export of --model-path is kept"
     )
+    serve.add_argument(
+        "--retention-seconds",
+        type=_positive,
+        default=7 * 86_400.0,
+        help="keep calls, their keys and vectors this long (never less than a dedup window)",
+    )
+    serve.add_argument(
+        "--log-retention-seconds",
+        type=_positive,
+        default=30 * 86_400.0,
+        help="keep decision log entries and their labels this long",
+    )
     serve.add_argument("--log-level", default="info")
     _judge_arguments(serve)
     serve.set_defaults(run=_serve)
@@ -115,6 +129,13 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timeout", type=float, default=10.0)
     check.set_defaults(run=_judge_check)
     return parser
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
 
 
 def _judge_check(args: argparse.Namespace) -> int:

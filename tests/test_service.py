@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tooldedup.dedup.canonical import stable_hash
 from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
@@ -141,6 +143,50 @@ def test_purge_after_retention(build: Build) -> None:
     assert service.purge(retention_seconds=5) == 1
     with pytest.raises(NotFound, match="no call"):
         service.get(first.call_id or "")
+
+
+def _stored_texts(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT text_hash FROM embeddings").fetchall()
+    conn.close()
+    return {text_hash for (text_hash,) in rows}
+
+
+def test_vectors_and_keys_go_with_the_last_call_that_uses_them(
+    build: Build, tmp_path: Path
+) -> None:
+    clock = Clock()
+    service, _ = build(ToolPolicy(window_seconds=60), clock)
+    old, shared, new = "The old note about the garden", BODY, "A new note about the roof"
+    service.check(ToolCall("s1", "note", {"text": old}, idempotency_key="k-old"))
+    service.check(ToolCall("s1", "note", {"text": shared}))
+    # A dry run embeds its text too, but stores no call that needs it.
+    service.check(ToolCall("s1", "note", {"text": "A passing thought, never stored"}), dry_run=True)
+    clock.now += 100
+    service.check(ToolCall("s2", "note", {"text": shared}))
+    service.check(ToolCall("s2", "note", {"text": new}))
+    before = _stored_texts(tmp_path / "ledger.db")
+    assert {stable_hash(t) for t in (old, shared, new)} <= before
+    assert service.purge(retention_seconds=50) == 2
+    assert _stored_texts(tmp_path / "ledger.db") == {stable_hash(shared), stable_hash(new)}
+    # The old call's key is free again: nothing stored still holds it.
+    reused = service.check(ToolCall("s1", "other", {"x": 1}, idempotency_key="k-old"))
+    assert reused.kind is DecisionKind.PROCEED
+
+
+def test_the_decision_log_has_its_own_retention(build: Build, tmp_path: Path) -> None:
+    clock = Clock()
+    service, _ = build(ToolPolicy(window_seconds=60), clock)
+    first = service.check(_call(body=BODY))
+    service.feedback(first.check_id, "duplicate", None, "human")
+    clock.now += 1000
+    second = service.check(_call(body=BODY))
+    service.purge(retention_seconds=10_000, log_retention_seconds=500)
+    entries = list(SqliteLedger(tmp_path / "ledger.db").iter_log())
+    assert [e.check_id for e in entries] == [second.check_id]
+    with sqlite3.connect(tmp_path / "ledger.db") as conn:
+        assert conn.execute("SELECT COUNT(*) FROM feedback").fetchone() == (0,)
+    conn.close()
 
 
 def test_every_check_is_logged(build: Build, tmp_path: Path) -> None:

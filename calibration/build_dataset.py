@@ -33,12 +33,13 @@ LABELS = {
     "critical": "distinct",
     "different": "distinct",
 }
+# Attempt identifiers only: a retry gets fresh ones. Timestamps and nonces are arguments
+# (a stored pair cannot hold "now"; the HTTP tests cover attempt stamps).
 VOLATILE = [
     "request_id",
     "trace_id",
-    "timestamp",
-    "client_ts",
-    "nonce",
+    "span_id",
+    "correlation_id",
     "idempotency_key",
     "tool_call_id",
 ]
@@ -76,14 +77,9 @@ def volatile_value(name: str, rng: random.Random) -> object:
 
     if name == "request_id":
         return f"{h(8)}-{h(4)}-4{h(3)}-{rng.choice('89ab')}{h(3)}-{h(12)}"
-    if name == "timestamp":
-        t = dt.datetime(2024, 1, 1, tzinfo=dt.UTC) + dt.timedelta(seconds=rng.randrange(3 * 10**7))
-        return t.isoformat().replace("+00:00", "Z")
-    if name == "client_ts":
-        return 1_700_000_000_000 + rng.randrange(10**10)
     if name == "tool_call_id":
         return "call_" + "".join(rng.choice(ALNUM) for _ in range(24))
-    return {"trace_id": h(32), "nonce": h(16)}.get(name, "idem_" + h(20))
+    return {"trace_id": h(32), "span_id": h(16), "correlation_id": h(24)}.get(name, "idem_" + h(20))
 
 
 def leaves(obj: object, path: tuple = ()) -> list[tuple[tuple, object]]:

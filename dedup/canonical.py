@@ -143,6 +143,22 @@ def _exact_string(text: str, name: str | None) -> str:
     return text
 
 
+_QUOTED = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
+
+
+def _code_text(raw: str) -> str:
+    """A command or query as written: case kept, and whitespace too where it can matter.
+
+    Indented or multi-line text and paths keep every character. A one-line command has
+    its runs of spaces collapsed outside quotes, as a shell or SQL parser would read them.
+    """
+    stripped = raw.strip()
+    if "\n" in stripped or has_layout(stripped):
+        return stripped
+    parts = _QUOTED.split(stripped)
+    return "".join(p if i % 2 else _WS.sub(" ", p) for i, p in enumerate(parts))
+
+
 def _check_string(text: str) -> None:
     try:
         text.encode("utf-8")
@@ -242,7 +258,7 @@ class _Walk:
                 # The model reads only the first ~256 tokens: the end is compared on its own.
                 self.semantic.append(SemanticLeaf(f"{path}#end", text[-LONG_TEXT_CHARS:]))
             return text, {"~text": list(critical_tokens(text))}
-        exact = raw.strip() if code else _exact_string(text, name)
+        exact = _code_text(raw) if code else _exact_string(text, name)
         self.exact.append((path, canonical_json(exact)))
         return exact, exact
 

@@ -64,9 +64,26 @@ def _proposal(args: dict[str, Any]) -> Proposal:
     return Proposal(call, canonicalize(args, _POLICY), _POLICY)
 
 
+# Built to make backtracking regular expressions quadratic: long runs without the
+# character a pattern waits for, unclosed quotes with escapes, dotted words.
+_HOSTILE = {
+    "body": "word " * 12_000,
+    "note": "a." * 30_000,
+    "cmd": '"a\\' * 30_000,
+    "query": "f(" * 30_000,
+    "x": "a" * 60_000 + "://x",
+    "to": "x@" + "a." * 30_000,
+}
+
+
 def test_canonical_form(benchmark: Any) -> None:
-    """Canonical form of the README's email: sort, normalise, split, hash."""
+    """Canonical form of the README's email: sort, normalise, classify, split, hash."""
     benchmark(canonicalize, EMAIL, _POLICY)
+
+
+def test_canonical_form_of_a_hostile_body(benchmark: Any) -> None:
+    """A hostile body near the 1 MiB limit: linear work, not quadratic backtracking."""
+    benchmark.pedantic(canonicalize, (_HOSTILE, _POLICY), rounds=10, iterations=1)
 
 
 @pytest.mark.parametrize("session_size", [10, 1000])

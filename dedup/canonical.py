@@ -143,20 +143,36 @@ def _exact_string(text: str, name: str | None) -> str:
     return text
 
 
-_QUOTED = re.compile(r"""("(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*')""")
-
-
 def _code_text(raw: str) -> str:
     """A command or query as written: case kept, and whitespace too where it can matter.
 
     Indented or multi-line text and paths keep every character. A one-line command has
-    its runs of spaces collapsed outside quotes, as a shell or SQL parser would read them.
+    its runs of whitespace collapsed outside quotes, as a shell or SQL parser would read
+    them; an unclosed quote keeps the rest as written. One linear pass, whatever the input.
     """
     stripped = raw.strip()
     if "\n" in stripped or has_layout(stripped):
         return stripped
-    parts = _QUOTED.split(stripped)
-    return "".join(p if i % 2 else _WS.sub(" ", p) for i, p in enumerate(parts))
+    out: list[str] = []
+    quote: str | None = None
+    escaped = False
+    for char in stripped:
+        if quote is not None:
+            out.append(char)
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = None
+        elif char.isspace():
+            if out and out[-1] != " ":
+                out.append(" ")
+        else:
+            out.append(char)
+            if char in "\"'":
+                quote = char
+    return "".join(out)
 
 
 def _check_string(text: str) -> None:

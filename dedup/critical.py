@@ -125,20 +125,26 @@ def _stamp(text: str) -> str:
     return re.sub(r"\d+", lambda m: m.group().lstrip("0") or "0", text)
 
 
-_ADDRESS = re.compile(
-    r"[^@\s<>()\[\],;:\"']+@[^@\s<>()\[\],;:\"']+\.[A-Za-z]{2,}"
-    r"|[a-z][a-z0-9+.-]*://[^\s<>\"']+"
-    r"|(?<![\w/.])(?:~|\.{1,2})?/[\w.@%+-]+(?:/[\w.@%+-]*)+",
-    re.IGNORECASE,
-)
+# Addresses never contain whitespace: each whitespace-separated word is tested on its own,
+# which keeps the work linear in the text however a hostile text is built.
+_EMAIL_WORD = re.compile(r"[^@<>()\[\],;:\"']+@[^@<>()\[\],;:\"'/]+\.[A-Za-z]{2,}")
+# A scheme is short: bounding it keeps a search in a long word from going quadratic.
+_URL_WORD = re.compile(r"[a-z][a-z0-9+.-]{0,31}://[^<>\"']+", re.IGNORECASE)
+_PATH_WORD = re.compile(r"(?:~|\.{1,2})?/[\w.@%+-]+(?:/[\w.@%+-]*)+")
+_WRAPPERS = "\"'()[]{}<>"
 
 
 def _addresses(text: str) -> list[str]:
     """Emails (without case), URLs and paths (with case) named in a text, as tokens."""
     found = []
-    for m in _ADDRESS.finditer(text):
-        value = m.group().rstrip(".,!?")
-        found.append("@" + value.lower() if "@" in value and "/" not in value else "@" + value)
+    for word in text.split():
+        word = word.strip(_WRAPPERS).rstrip(".,;:!?").strip(_WRAPPERS)
+        if _EMAIL_WORD.fullmatch(word):
+            found.append("@" + word.lower())
+        elif "://" in word and (url := _URL_WORD.search(word)) is not None:
+            found.append("@" + url.group())
+        elif _PATH_WORD.fullmatch(word):
+            found.append("@" + word)
     return found
 
 

@@ -165,7 +165,7 @@ _SQL_SHAPE = re.compile(
 _SQL_MARKS = re.compile(r"[=*;'\"()]|\bwhere\b|\bjoin\b|\bgroup\s+by\b|\border\s+by\b", re.I)
 _CODE = re.compile(
     r"\b(?:def|function|fn|func|lambda|class)\s+\w+\s*[(:]"
-    r"|\w+\([^()\n]*\)\s*(?:;|\{|=>)"
+    r"|(?<!\w)\w+\([^()\n]*\)\s*(?:;|\{|=>)"
     r"|=>|==|!=|&&|\|\||::"
     r"|^\s*(?:import\s+[\w.{*]|from\s+[\w.]+\s+import\b|#include\b|package\s+\w)"
     r"|\b(?:const|let|var)\s+\w+\s*="

@@ -179,7 +179,7 @@ def create_app(
             idempotency_key=key,
         )
         with metrics.in_progress.track_inprogress():
-            async with gate.hold((call.effective_scope, call.tool)):
+            async with gate.hold(call.effective_scope):
                 decision = await run_in_threadpool(service.check, call, dry_run=body.dry_run)
         metrics.observe(decision)
         return CheckResponse(

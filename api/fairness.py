@@ -1,4 +1,4 @@
-"""Fair use of worker threads: checks of one scope and tool queue on the event loop."""
+"""Fair use of worker threads: the checks of one scope queue on the event loop."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ __all__ = ["ScopeGate"]
 
 
 class ScopeGate:
-    """Lets one check per key into the thread pool at a time.
+    """Lets one check per scope (session) into the thread pool at a time.
 
-    The core serialises checks of one scope and tool anyway; without this gate, a burst in
-    one session would fill every worker thread with checks waiting on that session's lock,
-    and an unrelated session (or ``/healthz``) would queue behind them.
+    Without this gate, a burst in one session, or one session spread over many tool names,
+    would fill every worker thread, and an unrelated session (or ``/healthz``) would queue
+    behind it. Checks of one session are one agent's, and run one at a time anyway.
     """
 
     def __init__(self) -> None:

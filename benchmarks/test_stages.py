@@ -16,6 +16,7 @@ from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import CallRecord, CallStatus, Outcome, ToolCall
+from tooldedup.dedup.verifier import RuleVerifier
 from tooldedup.index.faiss_index import FaissGroupIndex
 
 EMAIL = {
@@ -111,7 +112,7 @@ def test_fuzzy_stage(
     proposal = _proposal({"to": "bob@example.com", "body": "A completely different message."})
     found = ledger.candidates(_SESSION, "send_email", proposal.canonical.exact_signature, 0.0, 1000)
     assert len(found) == session_size
-    benchmark(FuzzyStage().check, proposal, found)
+    benchmark(FuzzyStage(RuleVerifier()).check, proposal, found)
 
 
 @pytest.mark.parametrize("backend", ["onnx-int8", "torch"])

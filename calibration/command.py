@@ -96,7 +96,7 @@ def would_match(sample: Sample, policy: ToolPolicy) -> bool:
     """Whether the funnel, under ``policy``, would match a pair with these recorded scores."""
     if sample.fixed is not None:
         return True
-    return sample.cosine is not None and policy.matches_at(sample.cosine)
+    return sample.cosine is not None and not sample.vetoed and policy.matches_at(sample.cosine)
 
 
 def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) -> list[str]:

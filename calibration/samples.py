@@ -11,7 +11,10 @@ from typing import Any
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.policy import CosineBand, cosine_band
 
-__all__ = ["LabelledPair", "Sample", "load_pairs", "samples_from_log"]
+__all__ = ["VETOES", "LabelledPair", "Sample", "load_pairs", "samples_from_log"]
+
+# Verifier verdicts that keep a pair from matching at any threshold (without a judge).
+VETOES = frozenset({"different", "unsure"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,7 +23,8 @@ class Sample:
 
     ``fixed`` is the stage that matched without a cosine threshold (``exact`` or ``fuzzy``);
     ``cosine`` is the weakest-leaf cosine when the semantic stage ran. A sample with
-    neither can never be matched: its exact fields differ, or it has no free text.
+    neither can never be matched: its exact fields differ, or it has no free text. A
+    ``vetoed`` sample is one the verifier ruled out or held: no threshold makes it a match.
     """
 
     ref: str
@@ -30,12 +34,13 @@ class Sample:
     cosine: float | None
     kind: str | None = None
     source: str = "pairs"
+    vetoed: bool = False
 
     def predicted(self, min_cosine: float) -> bool:
         """Whether the funnel calls this pair a duplicate at this cosine threshold."""
         if self.fixed is not None:
             return True
-        if self.cosine is None:
+        if self.cosine is None or self.vetoed:
             return False
         # A sweep has no borderline band: one threshold for both bounds.
         band = cosine_band(
@@ -104,6 +109,7 @@ def sample_from_entry(entry: dict[str, Any], duplicate: bool, source: str) -> Sa
     semantic = stages.get("semantic", {})
     cosine = semantic.get("score")
     return Sample(
+        vetoed=semantic.get("verdict") in VETOES,
         ref=str(entry["check_id"]),
         tool=str(entry["tool"]),
         duplicate=duplicate,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from tooldedup.calibration.samples import LabelledPair, Sample
+from tooldedup.calibration.samples import VETOES, LabelledPair, Sample
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import PolicySet
 from tooldedup.dedup.protocols import Embedder
@@ -54,8 +54,11 @@ def score_pairs(
                 fixed = match.stage.value
             semantic = [r for r in second.reports if r.stage is Stage.SEMANTIC]
             cosine = semantic[0].score if semantic else None
+            vetoed = bool(semantic) and semantic[0].verdict in VETOES
             samples.append(
-                Sample(pair.ref, pair.tool, pair.duplicate, fixed, cosine, pair.kind, "pairs")
+                Sample(
+                    pair.ref, pair.tool, pair.duplicate, fixed, cosine, pair.kind, "pairs", vetoed
+                )
             )
     finally:
         built.close()

@@ -86,7 +86,7 @@ def sweep(
     """One operating point per distinct cosine, highest threshold first."""
     off = evaluate(samples, SEMANTIC_OFF, confidence, bound)
     scored = sorted(
-        (s for s in samples if s.fixed is None and s.cosine is not None),
+        (s for s in samples if s.fixed is None and s.cosine is not None and not s.vetoed),
         key=lambda s: -(s.cosine or 0.0),
     )
     points = [off]
@@ -122,7 +122,11 @@ def _band_floor(samples: Sequence[Sample], top: float, window: int = 20) -> floa
     last ``window`` scored pairs are duplicates: below that a judge would mostly say no.
     """
     band = sorted(
-        (s for s in samples if s.fixed is None and s.cosine is not None and s.cosine < top),
+        (
+            s
+            for s in samples
+            if s.fixed is None and s.cosine is not None and not s.vetoed and s.cosine < top
+        ),
         key=lambda s: -(s.cosine or 0.0),
     )
     floor = top

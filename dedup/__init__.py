@@ -10,10 +10,10 @@ from tooldedup.dedup.errors import (
 )
 from tooldedup.dedup.funnel import (
     ExactStage,
+    FunnelHooks,
     FunnelStage,
     FuzzyStage,
     Proposal,
-    SemanticStage,
     run_funnel,
 )
 from tooldedup.dedup.ledger import Ledger, LogEntry, SqliteLedger
@@ -34,7 +34,9 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
+from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
+from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, Verifier
 
 __all__ = [
     "BorderlineAction",
@@ -50,6 +52,7 @@ __all__ = [
     "Embedder",
     "ExactStage",
     "FailureClass",
+    "FunnelHooks",
     "FunnelStage",
     "FuzzyStage",
     "IdempotencyKeyReused",
@@ -61,6 +64,7 @@ __all__ = [
     "Outcome",
     "PolicySet",
     "Proposal",
+    "RuleVerifier",
     "SemanticLeaf",
     "SemanticStage",
     "SideEffect",
@@ -70,6 +74,9 @@ __all__ = [
     "ToolCall",
     "ToolPolicy",
     "VectorIndex",
+    "Verdict",
+    "VerdictKind",
+    "Verifier",
     "canonicalize",
     "intent_key",
     "run_funnel",

@@ -25,6 +25,8 @@ from tooldedup.dedup.fields import (
     is_attempt_stamp,
     is_category_name,
     is_code_name,
+    is_path_name,
+    is_secret_name,
     last_word,
     reads_as_code,
 )
@@ -40,9 +42,14 @@ __all__ = [
     "canonicalize",
     "has_layout",
     "intent_key",
+    "is_email",
+    "is_enum_like",
     "is_prose",
     "key_path",
+    "name_kind",
     "normalize_text",
+    "scalar",
+    "sent_hash",
     "stable_hash",
     "validate_json",
 ]
@@ -68,7 +75,9 @@ _WS = re.compile(r"\s+")
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_$@:-]+")
 # Invisible format characters (zero-width space and joiners, BOM, soft hyphen) say nothing.
 _INVISIBLE = re.compile("[\u00ad\u180e\u200b-\u200f\u2060-\u2064\ufeff]")
-_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+# Unambiguous (no run can be split two ways), so a hostile value cannot make it backtrack.
+_EMAIL = re.compile(r"[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+")
+_MAX_EMAIL = 254
 _URL = re.compile(r"[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _PATHLIKE = re.compile(r"(?:[~.]?/|[A-Za-z]:\\)\S*")
 _ENUM_WORD = re.compile(r"[^\W\d_]+(?:[ _-][^\W\d_]+){0,3}")
@@ -107,7 +116,12 @@ def is_prose(text: str) -> bool:
     return words * 2 >= len(tokens) + 1
 
 
-def _is_enum_like(text: str) -> bool:
+def is_email(text: str) -> bool:
+    """Whether a string is one email address."""
+    return len(text) <= _MAX_EMAIL and _EMAIL.fullmatch(text) is not None
+
+
+def is_enum_like(text: str) -> bool:
     if not _ENUM_WORD.fullmatch(text):
         return False
     # Mixed case inside a word ("aGVsbG8", "camelCase") marks an identifier: keep its case.
@@ -123,7 +137,7 @@ def has_layout(text: str) -> bool:
     return bool(_PATHLIKE.match(stripped))
 
 
-def _name_kind(name: str | None) -> bool | None:
+def name_kind(name: str | None) -> bool | None:
     """True for a prose field name, False for a value field name, None when unsure."""
     # "email_body" and "messageText" hold prose as surely as "body" and "text".
     if name is None:
@@ -138,7 +152,9 @@ def _name_kind(name: str | None) -> bool | None:
 
 def _exact_string(text: str, name: str | None) -> str:
     """Case is kept in ids, names, files, branches and secrets; only categories fold it."""
-    if _EMAIL.fullmatch(text) or (is_category_name(name) and _is_enum_like(text)):
+    if is_secret_name(name):
+        return text
+    if is_email(text) or (is_category_name(name) and is_enum_like(text)):
         return text.lower()
     return text
 
@@ -228,7 +244,7 @@ class _Walk:
             return [c for c, _ in items], [s for _, s in items]
         if isinstance(value, str):
             return self._walk_string(value, path, name, sem)
-        canonical: Any = _scalar(value)
+        canonical: Any = scalar(value)
         self.exact.append((path, canonical_json(canonical)))
         return canonical, canonical
 
@@ -257,16 +273,18 @@ class _Walk:
         self, value: str, path: str, name: str | None, sem: bool | None
     ) -> tuple[Any, Any]:
         _check_string(value)
-        # Compatibility forms (fullwidth digits, ligatures) compare as their plain forms.
-        raw = _INVISIBLE.sub("", unicodedata.normalize("NFKC", value))
-        text = normalize_text(raw)
+        # As written, for commands, files and secrets: "x²" is not "x2" in a file name.
+        raw = unicodedata.normalize("NFC", value)
+        # Elsewhere compatibility forms (fullwidth digits, ligatures) compare as their plain
+        # forms, and invisible format characters say nothing.
+        text = normalize_text(_INVISIBLE.sub("", unicodedata.normalize("NFKC", value)))
         # Code, commands, queries, JSON and paths keep their whitespace and case, and are
         # never compared by meaning, unless the policy names the field as free text.
         code = sem is not True and (has_layout(raw) or is_code_name(name) or reads_as_code(text))
         if code:
             sem = False
         elif sem is None:
-            by_name = _name_kind(name)
+            by_name = name_kind(name)
             sem = is_prose(text) if by_name is None else by_name
         if sem and text:
             self.semantic.append(SemanticLeaf(path, text))
@@ -274,7 +292,12 @@ class _Walk:
                 # The model reads only the first ~256 tokens: the end is compared on its own.
                 self.semantic.append(SemanticLeaf(f"{path}#end", text[-LONG_TEXT_CHARS:]))
             return text, {"~text": list(critical_tokens(text))}
-        exact = _code_text(raw) if code else _exact_string(text, name)
+        if code:
+            exact = _code_text(raw)
+        elif is_secret_name(name) or is_path_name(name):
+            exact = raw if is_secret_name(name) else raw.strip()
+        else:
+            exact = _exact_string(text, name)
         self.exact.append((path, canonical_json(exact)))
         return exact, exact
 
@@ -300,7 +323,7 @@ def validate_json(value: Any, what: str, depth: int = 1) -> None:
         raise InvalidInput(f"{what}: unsupported value of type {type(value).__name__}")
 
 
-def _scalar(value: Any) -> Any:
+def scalar(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, int):
@@ -350,11 +373,17 @@ def canonicalize(
     )
 
 
+def sent_hash(args: dict[str, Any]) -> str:
+    """The hash of arguments exactly as sent (keys sorted): a byte-for-byte replay has it."""
+    return stable_hash(canonical_json(args))
+
+
 def intent_key(
     scope: str, tool: str, canonical: CanonicalCall, run_id: str | None, step: str | None
 ) -> str:
     """The key of an intent: scope, tool and canonical args, plus run and step when given."""
-    parts = [scope, tool, canonical.args_hash]
+    parts: list[str | None] = [scope, tool, canonical.args_hash]
     if run_id is not None or step is not None:
-        parts.append(f"{run_id or ''}:{step or ''}")
+        # Two elements, never one joined string: ("r:1", "2") is not ("r", "1:2").
+        parts += [run_id, step]
     return "ik_" + stable_hash(canonical_json(parts))

@@ -70,10 +70,11 @@ _NOT_UNITS = frozenset(
     "a an and are as at be by for from in is it its of on or our per so the to up us "
     "was we you i my me he she they his her all any but nor not off out too via".split()
 )
-# Negation flips an instruction while barely moving its embedding ("do not approve").
-_NEGATIONS = frozenset({"not", "no", "never", "cannot"})
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
-_NT = re.compile(r"n[\u2019']t\b", re.IGNORECASE)
+# A value bound to a named slot: "Ana: 4", "Ben = 2", "4 for Ana". A swap of values between
+# names keeps the bag of numbers, so each binding is a token of its own.
+_SLOT_AFTER = re.compile(r"\b([A-Z][\w'-]*)\s*[:=]\s*(-?\d[\d.,]*\d|-?\d)")
+_SLOT_BEFORE = re.compile(r"(?<![\w.,])(-?\d[\d.,]*\d|-?\d)\s+(?:for|to)\s+([A-Z][\w'-]*)")
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
@@ -87,7 +88,7 @@ _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # text writes decimals with a comma ("2,5 kg"). Such a number keeps its written form as its
 # token, so it never shares a token with either reading.
 _DOT_THOUSAND = re.compile(r"-?\d{1,3}\.\d{3}")
-_ONE_COMMA_THOUSAND = re.compile(r"-?\d{1,3},\d{3}")
+_COMMA_NUMBER = re.compile(r"-?\d+,\d+")
 _DECIMAL_COMMA = re.compile(r"(?<![\d.,])\d+,(?:\d{1,2}|\d{4,})(?![\d,])|\d\.\d{3},\d")
 
 
@@ -99,7 +100,7 @@ def _compound(match: re.Match[str]) -> str:
 
 def _normal_number(text: str, decimal_comma: bool) -> list[str]:
     """Digits as written, without grouping commas, leading zeros or trailing fraction zeros."""
-    if _DOT_THOUSAND.fullmatch(text) or (decimal_comma and _ONE_COMMA_THOUSAND.fullmatch(text)):
+    if _DOT_THOUSAND.fullmatch(text) or (decimal_comma and _COMMA_NUMBER.fullmatch(text)):
         return ["~" + text]
     parts = [text.replace(",", "")] if _THOUSANDS.fullmatch(text) else text.split(",")
     out = []
@@ -148,6 +149,31 @@ def _addresses(text: str) -> list[str]:
     return found
 
 
+# A command written inside prose is compared as written: in backticks, or from a command
+# word that is never an English word to the end of its clause.
+_BACKTICKS = re.compile(r"`([^`\n]{1,500})`")
+_COMMAND_START = re.compile(
+    r"\b(?:kubectl|git|docker|podman|sudo|rm|rmdir|chmod|chown|psql|mysql|sqlite3|mongosh"
+    r"|redis-cli|terraform|helm|ansible|aws|gcloud|gsutil|systemctl|journalctl|curl|wget|ssh"
+    r"|scp|rsync|npm|npx|pip|pip3|yarn|pnpm|cargo|pytest|ffmpeg|openssl|iptables|crontab"
+    r"|eksctl|heroku|flyctl)\s"
+    r"|\b(?:SELECT|UPDATE|DELETE|INSERT|DROP|ALTER|TRUNCATE|GRANT|REVOKE)\s"
+)
+_CLAUSE_END = re.compile(r"[,;]\s|[.!?](?:\s|$)|\n|`")
+
+
+def _commands(text: str) -> list[str]:
+    found = ["$" + " ".join(m.group(1).split()) for m in _BACKTICKS.finditer(text)]
+    position = 0
+    while (start := _COMMAND_START.search(text, position)) is not None:
+        limit = min(len(text), start.start() + 200)
+        end = _CLAUSE_END.search(text, start.end(), limit)
+        stop = limit if end is None else end.start()
+        found.append("$" + " ".join(text[start.start() : stop].split()))
+        position = max(stop, start.end())
+    return found
+
+
 def bare_ordinals(text: str) -> tuple[str, ...]:
     """The sorted bare ordinal words ("first", "second", "last") in ``text``.
 
@@ -159,9 +185,14 @@ def bare_ordinals(text: str) -> tuple[str, ...]:
 
 
 def critical_tokens(text: str) -> tuple[str, ...]:
-    """The sorted bag of numbers, dates, times, units, currencies and negations in ``text``."""
-    addresses = _addresses(text)
-    text = _NT.sub(" not", _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text)))
+    """The sorted bag of numbers, dates, times, units, currencies, addresses and the values
+    bound to named slots in ``text``.
+
+    Negation is not among them: whether "not" changes the act is the verifier's question
+    ("isn't clear" and "is unclear" ask the same).
+    """
+    addresses = _addresses(text) + _slots(text) + _commands(text)
+    text = _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text))
     decimal_comma = bool(_DECIMAL_COMMA.search(text))
     matches = list(_TOKEN.finditer(text))
     tokens: list[str] = []
@@ -186,8 +217,6 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.extend((_ORDINAL_WORDS[word], "ord"))
             elif word in _DAY_WORDS:
                 tokens.append(word)
-            elif word in _NEGATIONS:
-                tokens.append("not")
             elif word in _CURRENCY:
                 units.append(_CURRENCY[word])
             elif after and word in _ORDINAL_SUFFIX:
@@ -199,6 +228,12 @@ def critical_tokens(text: str) -> tuple[str, ...]:
             elif after and not after_stamp and len(word) <= 3 and word not in _NOT_UNITS:
                 units.append(word)
     return tuple(sorted([*tokens, *units, *addresses]))
+
+
+def _slots(text: str) -> list[str]:
+    bound = [(m.group(1), m.group(2)) for m in _SLOT_AFTER.finditer(text)]
+    bound += [(m.group(2), m.group(1)) for m in _SLOT_BEFORE.finditer(text)]
+    return [f"{name.lower()}={value.replace(',', '')}" for name, value in bound]
 
 
 def _is_number(m: re.Match[str]) -> bool:

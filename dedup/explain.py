@@ -21,6 +21,8 @@ def _stage(report: StageReport) -> dict[str, Any]:
         data["candidates"] = [{"call_id": c, "score": s} for c, s in report.candidates]
     if report.detail is not None:
         data["detail"] = report.detail
+    if report.verdict is not None:
+        data["verdict"] = report.verdict
     return data
 
 

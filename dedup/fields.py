@@ -21,10 +21,13 @@ __all__ = [
     "ATTEMPT_STAMP_TOLERANCE_SECONDS",
     "CATEGORY_FIELD_NAMES",
     "CODE_FIELD_NAMES",
+    "SECRET_FIELD_NAMES",
     "is_attempt_id_name",
     "is_attempt_stamp",
     "is_category_name",
     "is_code_name",
+    "is_path_name",
+    "is_secret_name",
     "last_word",
     "reads_as_code",
 ]
@@ -63,6 +66,19 @@ CATEGORY_FIELD_NAMES: frozenset[str] = frozenset(
     }
 )  # fmt: skip
 
+SECRET_FIELD_NAMES: frozenset[str] = frozenset(
+    {
+        "password", "passwd", "passphrase", "secret", "token", "key", "pin", "otp", "totp",
+        "credential", "credentials", "salt", "signature", "hash", "cookie", "auth",
+        "authorization", "bearer", "apikey",
+    }
+)  # fmt: skip
+
+_PATH_WORDS = frozenset(
+    {"path", "paths", "file", "files", "filename", "filepath", "dir", "directory", "folder",
+     "branch", "ref", "tag", "url", "uri"}
+)  # fmt: skip
+
 _SPLIT = re.compile(r"[_\-. ]+")
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
@@ -86,6 +102,16 @@ def is_code_name(name: str | None) -> bool:
     return name is not None and (last_word(name) in CODE_FIELD_NAMES or _squash(name) == "sql")
 
 
+def is_path_name(name: str | None) -> bool:
+    """Whether ``name`` holds a file, path, branch or ref, compared exactly as sent."""
+    return name is not None and last_word(name) in _PATH_WORDS
+
+
+def is_secret_name(name: str | None) -> bool:
+    """Whether ``name`` holds a secret, compared exactly as sent (case, every character)."""
+    return name is not None and last_word(name) in SECRET_FIELD_NAMES
+
+
 def is_category_name(name: str | None) -> bool:
     """Whether ``name`` holds a category, whose values compare without case."""
     return name is not None and last_word(name) in CATEGORY_FIELD_NAMES
@@ -99,7 +125,7 @@ def _epoch_seconds(value: Any) -> float | None:
         try:
             number = float(text)
         except ValueError:
-            return _iso_seconds(text)
+            return None
     else:
         number = float(value)
     if not math.isfinite(number) or number <= 0:
@@ -112,28 +138,47 @@ def _epoch_seconds(value: Any) -> float | None:
     return None
 
 
-def _iso_seconds(text: str) -> float | None:
+def _iso(text: str) -> dt.datetime | None:
     if not 10 <= len(text) <= 40 or not text[:4].isdigit():
         return None
     try:
-        moment = dt.datetime.fromisoformat(text)
+        return dt.datetime.fromisoformat(text)
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
-    return moment.timestamp()
+
+
+def _near(seconds: float, received_at: float) -> bool:
+    return abs(seconds - received_at) <= ATTEMPT_STAMP_TOLERANCE_SECONDS
+
+
+def _local_clock(moment: dt.datetime, received_at: float) -> bool:
+    """A naive time read off a clock: now in UTC, or now in another zone (whole quarter
+    hours off, up to 14 hours) when it has seconds, as a clock reading has and a scheduled
+    time ("10:00") has not."""
+    offset = moment.replace(tzinfo=dt.UTC).timestamp() - received_at
+    if _near(offset, 0.0):
+        return True
+    if moment.second == 0 and moment.microsecond == 0:
+        return False
+    quarters = round(offset / 900.0)
+    return abs(quarters) <= 56 and _near(offset - quarters * 900.0, 0.0)
 
 
 def is_attempt_stamp(name: str, value: Any, received_at: float | None) -> bool:
     """Whether a timestamp-like field holds the attempt's own clock reading, to be dropped.
 
-    Only a value within ``ATTEMPT_STAMP_TOLERANCE_SECONDS`` of the check's arrival counts;
-    any other time (a meeting, a due date) is an argument like any other.
+    Only a value within ``ATTEMPT_STAMP_TOLERANCE_SECONDS`` of the check's arrival counts
+    (for a time without a zone, of the arrival on any zone's clock); any other time (a
+    meeting, a due date) is an argument like any other.
     """
     if received_at is None or _squash(name) not in ATTEMPT_STAMP_FIELDS:
         return False
+    if isinstance(value, str) and (moment := _iso(value.strip())) is not None:
+        if moment.tzinfo is not None:
+            return _near(moment.timestamp(), received_at)
+        return _local_clock(moment, received_at)
     seconds = _epoch_seconds(value)
-    return seconds is not None and abs(seconds - received_at) <= ATTEMPT_STAMP_TOLERANCE_SECONDS
+    return seconds is not None and _near(seconds, received_at)
 
 
 _SHELL_WORDS = frozenset(

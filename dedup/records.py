@@ -178,6 +178,8 @@ class StageReport:
     matched: bool
     candidates: tuple[tuple[str, float], ...] = ()
     detail: str | None = None
+    # The verifier's verdict on the reported candidate ("different", "unsure", ...), if it ran.
+    verdict: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from tooldedup.dedup.canonical import (
     canonical_json,
     canonicalize,
     intent_key,
+    sent_hash,
     stable_hash,
     validate_json,
 )
@@ -22,7 +23,15 @@ from tooldedup.dedup.errors import CheckTooLarge, IdempotencyKeyReused, InvalidI
 from tooldedup.dedup.explain import explain_data
 from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, run_funnel
 from tooldedup.dedup.judge import GuardedJudge
-from tooldedup.dedup.ledger.base import ClaimConflict, Feedback, Ledger, LogEntry
+from tooldedup.dedup.ledger.base import (
+    ClaimConflict,
+    Feedback,
+    KeyBinding,
+    Ledger,
+    LogEntry,
+    Lookup,
+)
+from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.records import (
@@ -121,15 +130,43 @@ class DedupService:
             self._borderline.label_later(proposal, decision)
         return decision
 
+    def _identical(self, proposal: Proposal, since: float) -> CallRecord | None:
+        """The exact fast path: an identical call found by a hash, however many candidates
+        share its exact fields. The canonical args first; then the args exactly as sent (a
+        replay whose attempt stamp has aged past the tolerance since); then, among calls
+        release 0.1 stored, the canonical form 0.1 made."""
+        call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
+        found = self._ledger.exact_match(
+            scope, call.tool, proposal.canonical.args_hash, since, step
+        )
+        if found is None:
+            replay = sent_hash(call.args)
+            found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
+        if found is None and self._ledger.has_legacy_calls():
+            legacy = legacy_args_hash(call.args, proposal.policy)
+            if legacy is not None:
+                found = self._ledger.exact_match(
+                    scope, call.tool, legacy, since, step, Lookup.LEGACY
+                )
+        return found
+
     def _bind_key(self, proposal: Proposal, key: str, intent: str, now: float) -> None:
-        """One explicit key, one intent: another tool or payload under it is refused."""
+        """One explicit key, one intent: another tool or payload under it is refused.
+
+        The same intent, or the same arguments byte for byte (a replay whose timestamps have
+        aged since), is the same payload.
+        """
         call = proposal.call
+        mine = KeyBinding(call.tool, intent, sent_hash(call.args))
         since = now - proposal.policy.window_seconds
-        tool, bound = self._ledger.reserve_key(proposal.scope, key, call.tool, intent, now, since)
-        if (tool, bound) != (call.tool, intent):
+        bound = self._ledger.reserve_key(proposal.scope, key, mine, now, since)
+        if bound.tool != mine.tool:
             raise IdempotencyKeyReused(
-                f"idempotency key {key!r} was used for a different "
-                f"{'tool' if tool != call.tool else 'payload'} in this scope"
+                f"idempotency key {key!r} was used for another tool in this scope"
+            )
+        if mine.intent_key != bound.intent_key and mine.sent_hash != bound.sent_hash:
+            raise IdempotencyKeyReused(
+                f"idempotency key {key!r} was used for a different payload in this scope"
             )
 
     def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
@@ -139,7 +176,10 @@ class DedupService:
         if call.idempotency_key is not None:
             keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
             if keyed is not None:
-                if keyed.tool != call.tool or keyed.args_hash != proposal.canonical.args_hash:
+                replayed = sent_hash(keyed.sent_args) == sent_hash(call.args)
+                if keyed.tool != call.tool or not (
+                    keyed.args_hash == proposal.canonical.args_hash or replayed
+                ):
                     raise IdempotencyKeyReused(
                         f"idempotency key {call.idempotency_key!r} was used for a different payload"
                         f" (call {keyed.call_id})"
@@ -156,11 +196,7 @@ class DedupService:
             # their intent key, or their pending claim would still hold it.
             past = canonical_json([base.intent_key, sorted(ruled_out)])
             base = replace(base, intent_key="ik_" + stable_hash(past))
-        # The exact fast path: an identical call is found by its hash, however many
-        # candidates share its exact fields.
-        same = self._ledger.exact_match(
-            proposal.scope, call.tool, proposal.canonical.args_hash, since, step
-        )
+        same = self._identical(proposal, since)
         if same is not None and same.call_id not in ruled_out:
             report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((same.call_id, 1.0),))
             return self._answer(proposal, base, Match(same, Stage.EXACT, 1.0), (report,), now)

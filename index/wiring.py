@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 from tooldedup.dedup.errors import ConfigurationError, InvalidInput
-from tooldedup.dedup.funnel import ExactStage, FuzzyStage, SemanticStage
+from tooldedup.dedup.funnel import ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
 from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
+from tooldedup.dedup.verifier import RuleVerifier
 from tooldedup.index.embedding_cache import CachedEmbedder, SqliteVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
 from tooldedup.index.llm_judge import OpenAIChatJudge
@@ -106,6 +108,16 @@ def load_policies(settings: ServiceSettings, ledger: SqliteLedger) -> PolicySet:
     return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
 
 
+def _word_cosine(embedder: Embedder) -> Callable[[str, str], float]:
+    """Cosine of two single words through the service's own (cached) embedder."""
+
+    def cosine(a: str, b: str) -> float:
+        vectors = embedder.embed([a, b])
+        return float(vectors[0] @ vectors[1])
+
+    return cosine
+
+
 @dataclass(frozen=True, slots=True)
 class Service:
     """A built service and the parts the caller may need to reach or close."""
@@ -139,11 +151,12 @@ def build_service(
         chosen = policies if policies is not None else load_policies(settings, ledger)
         store = SqliteVectorStore(settings.db_path, clock=clock)
         cached = CachedEmbedder(model, store)
-        semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims))
+        verifier = RuleVerifier(word_cosine=_word_cosine(cached))
+        semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
         service = DedupService(
             ledger,
             chosen,
-            [ExactStage(), FuzzyStage(), semantic],
+            [ExactStage(), FuzzyStage(verifier), semantic],
             hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),

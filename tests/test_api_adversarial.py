@@ -151,7 +151,8 @@ def test_one_key_one_intent(client: TestClient, read: bool) -> None:
     first = _call(client, tool, {"amount": 5}, idempotency_key="k-1")
     assert first["decision"] == "proceed"
     same = _call(client, tool, {"amount": 5.0}, idempotency_key="k-1")
-    assert same["decision"] in ("in_progress", "proceed")
+    # A read runs again; a write whose first run is still going is in progress.
+    assert same["decision"] == ("proceed" if read else "in_progress")
     for other_tool, args in ((tool, {"amount": 6}), ("refund", {"amount": 5})):
         body = {"session_id": "s1", "tool": other_tool, "args": args, "idempotency_key": "k-1"}
         response = client.post("/v1/check", json=body)
@@ -242,3 +243,20 @@ def test_the_per_check_budget(client: TestClient) -> None:
     assert _call(client, "log", {"notes": _notes(65)})["decision"] == "proceed"
     bad = client.put("/v1/tools/log/policy", json={"max_text_leaves": -1})
     assert bad.status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            "Please run `kubectl delete namespace staging` now on the cluster",
+            "Please run `kubectl delete namespace production` now on the cluster",
+        ),
+        ("Please send 2,5 kg of flour to the bakery", "Please send 5,2 kg of flour to the bakery"),
+    ],
+)
+def test_commands_and_decimal_commas_inside_prose(
+    client: TestClient, first: str, second: str
+) -> None:
+    _done(client, "post", {"channel": "#ops", "body": first})
+    assert _call(client, "post", {"channel": "#ops", "body": second})["decision"] == "proceed"

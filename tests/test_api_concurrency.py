@@ -72,9 +72,9 @@ def test_a_heavy_session_never_holds_up_another(tmp_path: Path, model_cache: Pat
         a_lock = threading.Lock()
         events: list[tuple[str, int]] = []
 
-        def session_a(args: dict[str, Any]) -> int:
+        def session_a(args: dict[str, Any], tool: str = "log") -> int:
             nonlocal a_answered
-            body = {"session_id": "heavy", "tool": "log", "args": args}
+            body = {"session_id": "heavy", "tool": tool, "args": args}
             status = client.post("/v1/check", json=body, timeout=120).status_code
             with a_lock:
                 a_answered += 1
@@ -89,7 +89,8 @@ def test_a_heavy_session_never_holds_up_another(tmp_path: Path, model_cache: Pat
             first = pool.submit(session_a, heavy)
             while in_progress() < 1:
                 pass
-            rest = [pool.submit(session_a, args) for args in small]
+            # Spread over many tool names: the session, not the tool, is what queues.
+            rest = [pool.submit(session_a, args, f"tool-{i}") for i, args in enumerate(small)]
             # The whole burst of session A is in the service before session B asks anything.
             while in_progress() < 1 + len(small) and not first.done():
                 pass

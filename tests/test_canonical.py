@@ -62,6 +62,10 @@ def test_equal_after_canonicalisation(a: dict[str, Any], b: dict[str, Any]) -> N
         ({"filename": "Makefile"}, {"filename": "makefile"}),
         ({"password": "Secret"}, {"password": "SECRET"}),
         ({"queue": "IT"}, {"queue": "it"}),
+        ({"password": "P@ssw0rd.X"}, {"password": "p@ssw0rd.x"}),
+        ({"password": "a\u200bb"}, {"password": "ab"}),
+        ({"filename": "\ufb01le.txt"}, {"filename": "file.txt"}),
+        ({"path": "/data/x\u00b2"}, {"path": "/data/x2"}),
         ({"cmd": "kubectl delete namespace staging"}, {"cmd": "kubectl delete namespace prod"}),
         ({"a": {"b": "x"}, "a.b": "y"}, {"a": {"b": "y"}, "a.b": "y"}),
     ],
@@ -81,6 +85,11 @@ NOW = 1_714_554_000.0  # 2024-05-01T09:00:00Z
         ("2024-05-01T09:01:30+00:00", True),
         ("2024-05-01T11:00:30+02:00", True),
         ("2024-05-01T08:58", True),
+        # A zone-less clock reading of now somewhere else: whole quarter hours off, seconds on.
+        ("2024-05-01T11:00:03.5", True),
+        ("2024-05-01T02:30:04", True),
+        ("2024-05-01T11:00:00", False),
+        ("2024-05-01T10:17:03", False),
         (NOW, True),
         (int(NOW * 1000) + 500, True),
         (str(int(NOW)), True),
@@ -273,6 +282,8 @@ def test_intent_key_comes_from_the_intent() -> None:
     assert intent_key("s", "t", a, None, None) == intent_key("s", "t", b, None, None)
     assert intent_key("s", "t", a, "run", "1") != intent_key("s", "t", a, "run", "2")
     assert intent_key("s", "t", a, None, None) != intent_key("s2", "t", a, None, None)
+    # Run and step are two elements, not one joined string.
+    assert intent_key("s", "t", a, "r:1", "2") != intent_key("s", "t", a, "r", "1:2")
 
 
 json_values = st.recursive(

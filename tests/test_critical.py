@@ -31,8 +31,12 @@ from tooldedup.dedup.critical import critical_tokens
         ("-18 degrees", ("-18",)),
         (".5 mg", ("0.5", "mg")),
         ("500 CHF", ("500", "chf")),
-        ("please do not approve it", ("not",)),
-        ("don't send it", ("not",)),
+        # Negation is the verifier's to judge, not a token: see tests/test_verifier.py.
+        ("please do not approve it", ()),
+        ("don't send it", ()),
+        ("Scores: Ana: 4, Ben: 2", ("2", "4", "ana=4", "ben", "ben=2")),
+        ("give 5 to Carla", ("5", "carla=5")),
+        ("forward it to Bob@Example.com, then /srv/a/b", ("@/srv/a/b", "@bob@example.com")),
         ("2 to 3 days", ("2", "3")),
     ],
 )
@@ -53,7 +57,21 @@ def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
         ("500 CHF", "500 CAD"),
         ("5 kg", "5 lb"),
         ("123456789012345678901234567890", "123456789012345678901234567891"),
-        ("Please approve the request.", "Please do not approve the request."),
+        ("Ana: 4, Ben: 2", "Ana: 2, Ben: 4"),
+        ("Give 5 to Carla and 3 to Dan", "Give 3 to Carla and 5 to Dan"),
+        ("Transfer 1.000 EUR", "Transfer 1 EUR"),
+        ("Transfer 1.000 EUR", "Transfer 1000 EUR"),
+        ("pay 1,000 EUR and 2,5 kg", "pay 1000 EUR and 2,5 kg"),
+        ("Tuesday the twenty-first", "Tuesday the twenty-second"),
+        ("mail bob@example.com", "mail carol@example.com"),
+        ("send 2,5 kg of flour", "send 5,2 kg of flour"),
+        ("transfer 2,5 EUR", "transfer 2,05 EUR"),
+        ("run `kubectl delete namespace staging` now", "run `kubectl delete namespace prod` now"),
+        (
+            "please run kubectl delete ns staging, thanks",
+            "please run kubectl delete ns prod, thanks",
+        ),
+        ("then run UPDATE t SET a = 1 WHERE o = 'x'", "then run UPDATE t SET a = 1 WHERE o = 'y'"),
     ],
 )
 def test_changed_values_are_told_apart(a: str, b: str) -> None:

@@ -4,11 +4,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, Protocol
 
 from tooldedup.dedup.records import CallRecord, Outcome
 
-__all__ = ["ClaimConflict", "Feedback", "Ledger", "LogEntry"]
+__all__ = ["ClaimConflict", "Feedback", "KeyBinding", "Ledger", "LogEntry", "Lookup"]
+
+
+class Lookup(StrEnum):
+    """Which hash an exact lookup compares."""
+
+    ARGS = "args"  # the canonical arguments
+    SENT = "sent"  # the arguments exactly as sent: a byte-for-byte replay
+    LEGACY = "legacy"  # the canonical arguments of release 0.1, among rows 0.1 wrote
+
+
+@dataclass(frozen=True, slots=True)
+class KeyBinding:
+    """What an explicit idempotency key is bound to."""
+
+    tool: str
+    intent_key: str
+    sent_hash: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,17 +89,22 @@ class Ledger(Protocol):
         self,
         scope: str,
         tool: str,
-        args_hash: str,
+        digest: str,
         since: float,
         step: tuple[str, str] | None = None,
+        lookup: Lookup = Lookup.ARGS,
     ) -> CallRecord | None:
-        """The newest live call with exactly these canonical args (and step)."""
+        """The newest live call whose ``lookup`` hash is ``digest`` (and of this step)."""
+        ...
+
+    def has_legacy_calls(self) -> bool:
+        """Whether rows written by release 0.1 may still be live."""
         ...
 
     def reserve_key(
-        self, scope: str, key: str, tool: str, intent_key: str, now: float, since: float
-    ) -> tuple[str, str]:
-        """Bind an explicit key to one (tool, intent); return what it is bound to."""
+        self, scope: str, key: str, binding: KeyBinding, now: float, since: float
+    ) -> KeyBinding:
+        """Bind an explicit key unless it is bound inside the window; return its binding."""
         ...
 
     def checkpoint(self) -> None:

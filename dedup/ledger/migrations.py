@@ -155,18 +155,28 @@ def m005_embeddings() -> tuple[str, ...]:
 
 @migration
 def m006_keys_and_embedding_use() -> tuple[str, ...]:
-    """Explicit keys bound to one intent; when a vector was last needed by a stored call."""
+    """Explicit keys bound to one intent, replays found by what was sent, and when a vector
+    was last needed by a stored call."""
     return (
         """CREATE TABLE idempotency_keys (
             scope TEXT NOT NULL,
             key TEXT NOT NULL,
             tool TEXT NOT NULL,
             intent_key TEXT NOT NULL,
+            sent_hash TEXT NOT NULL,
             created_at REAL NOT NULL,
             PRIMARY KEY (scope, key)
         ) WITHOUT ROWID""",
+        # A byte-for-byte replay (a queue's redelivery, a runtime's replay) is found by the
+        # hash of what was sent, whatever its timestamps say by now.
+        "ALTER TABLE calls ADD COLUMN sent_hash TEXT",
+        "CREATE INDEX calls_sent ON calls (scope, tool, sent_hash, created_at)"
+        " WHERE sent_hash IS NOT NULL",
         "CREATE INDEX idempotency_keys_created ON idempotency_keys (created_at)",
         "ALTER TABLE embeddings ADD COLUMN used_at REAL NOT NULL DEFAULT 0",
+        # Vectors cached before this migration count as used now, so the first purge
+        # keeps them for a full retention period instead of deleting them at start.
+        "UPDATE embeddings SET used_at = CAST(strftime('%s', 'now') AS REAL)",
         "CREATE INDEX embeddings_used ON embeddings (used_at)",
     )
 

@@ -6,9 +6,9 @@ import json
 import sqlite3
 from typing import Any
 
-from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
 from tooldedup.dedup.errors import Conflict, NotFound
-from tooldedup.dedup.ledger.base import ClaimConflict
+from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, Lookup
 from tooldedup.dedup.ledger.rows import (
     COLUMNS,
     LIVE,
@@ -25,8 +25,17 @@ from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
 __all__ = ["SqliteLedger"]
 
 
+_LOOKUP_SQL = {
+    Lookup.ARGS: " AND args_hash = ?",
+    Lookup.SENT: " AND sent_hash = ?",
+    Lookup.LEGACY: " AND sent_args_json IS NULL AND args_hash = ?",
+}
+
+
 class SqliteLedger(SqliteLogStore):
     """Calls, outcomes, policies and the decision log in one SQLite file."""
+
+    _legacy: bool | None = None
 
     def candidates(
         self,
@@ -50,44 +59,58 @@ class SqliteLedger(SqliteLogStore):
         self,
         scope: str,
         tool: str,
-        args_hash: str,
+        digest: str,
         since: float,
         step: tuple[str, str] | None = None,
+        lookup: Lookup = Lookup.ARGS,
     ) -> CallRecord | None:
-        """The newest live call with exactly these canonical args, by index, not by scan."""
+        """The newest live call whose ``lookup`` hash is ``digest``, by index, not by scan."""
         where, params = _step_filter(step)
+        where += _LOOKUP_SQL[lookup]
         row = (
             self._conn()
             .execute(
-                f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND args_hash = ?"
-                f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT 1",
-                (scope, tool, args_hash, since, *params),
+                f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}{where}"
+                " ORDER BY created_at DESC, row_id DESC LIMIT 1",
+                (scope, tool, since, *params, digest),
             )
             .fetchone()
         )
         return None if row is None else record_from_row(row)
 
+    def has_legacy_calls(self) -> bool:
+        """Whether rows written by release 0.1 (no args as sent) are still stored."""
+        if self._legacy is None or self._legacy:
+            found = (
+                self._conn()
+                .execute("SELECT 1 FROM calls WHERE sent_args_json IS NULL LIMIT 1")
+                .fetchone()
+            )
+            # Only purges remove them, and nothing writes them again: once gone, gone.
+            self._legacy = found is not None
+        return self._legacy
+
     def reserve_key(
-        self, scope: str, key: str, tool: str, intent_key: str, now: float, since: float
-    ) -> tuple[str, str]:
+        self, scope: str, key: str, binding: KeyBinding, now: float, since: float
+    ) -> KeyBinding:
         """Bind ``key`` to this tool and intent unless it is bound inside the window.
 
-        Returns the (tool, intent key) the key is bound to: this call's, or the earlier
-        one's. One statement, so concurrent checks in any process agree on the first.
+        Returns the binding in force: this call's, or the earlier one's. One statement, so
+        concurrent checks in any process agree on the first.
         """
         conn = self._conn()
         conn.execute(
-            "INSERT INTO idempotency_keys (scope, key, tool, intent_key, created_at)"
-            " VALUES (?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET tool = excluded.tool,"
-            " intent_key = excluded.intent_key, created_at = excluded.created_at"
-            " WHERE idempotency_keys.created_at < ?",
-            (scope, key, tool, intent_key, now, since),
+            "INSERT INTO idempotency_keys (scope, key, tool, intent_key, sent_hash, created_at)"
+            " VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET tool = excluded.tool,"
+            " intent_key = excluded.intent_key, sent_hash = excluded.sent_hash,"
+            " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?",
+            (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
         )
         row = conn.execute(
-            "SELECT tool, intent_key FROM idempotency_keys WHERE scope = ? AND key = ?",
+            "SELECT tool, intent_key, sent_hash FROM idempotency_keys WHERE scope = ? AND key = ?",
             (scope, key),
         ).fetchone()
-        return str(row["tool"]), str(row["intent_key"])
+        return KeyBinding(str(row["tool"]), str(row["intent_key"]), str(row["sent_hash"]))
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database, off the request path."""
@@ -163,8 +186,8 @@ class SqliteLedger(SqliteLogStore):
             cursor = conn.execute(
                 "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
                 " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
-                " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json,"
+                " sent_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     record.call_id,
                     record.scope,
@@ -185,6 +208,7 @@ class SqliteLedger(SqliteLogStore):
                     record.step,
                     # As sent, key order and number spelling kept: this is what callers read.
                     json.dumps(record.sent_args, ensure_ascii=False, allow_nan=False),
+                    sent_hash(record.sent_args),
                 ),
             )
             if record.attempt_of is not None:

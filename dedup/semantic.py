@@ -1,0 +1,155 @@
+"""The semantic stage: cosine of each free-text leaf through a vector index, then the verifier."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.funnel import Proposal, StageResult, leaf_texts, top_scored
+from tooldedup.dedup.policy import CompareMode, CosineBand
+from tooldedup.dedup.protocols import Embedder, VectorIndex, Vectors
+from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
+from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier, verify_leaves
+
+__all__ = ["SemanticStage", "group_key"]
+
+
+def group_key(proposal: Proposal, path: str) -> str:
+    """The vector group of one semantic leaf: scope, tool, exact signature and path."""
+    parts = [proposal.scope, proposal.call.tool, proposal.canonical.exact_signature, path]
+    return stable_hash(canonical_json(parts))
+
+
+class SemanticStage:
+    """Cosine similarity of each free-text leaf, through a vector index."""
+
+    def __init__(self, embedder: Embedder, index: VectorIndex, verifier: Verifier) -> None:
+        self._embedder = embedder
+        self._index = index
+        self._verifier = verifier
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Score each candidate by its weakest leaf's cosine and compare with the thresholds."""
+        policy = proposal.policy
+        leaves = proposal.canonical.semantic_leaves
+        if not leaves or not candidates:
+            return StageResult(
+                StageReport(Stage.SEMANTIC, None, policy.min_cosine_duplicate, False)
+            )
+        groups = [group_key(proposal, leaf.path) for leaf in leaves]
+        texts = [leaf.text for leaf in leaves]
+        stored = [self._candidate_texts(leaf.path, candidates) for leaf in leaves]
+        # One embed call covers the proposal and every group that must be (re)loaded: a
+        # group another process added calls to, or one evicted or purged since, is rebuilt
+        # from the candidates, whose vectors come from the embedding cache.
+        loads = [
+            (group, pairs)
+            for group, pairs in zip(groups, stored, strict=True)
+            if not self._index.has(group)
+        ]
+        vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
+        self._load(loads, vectors[len(leaves) :])
+        keys = [record.row_id for record in candidates]
+        weakest = dict.fromkeys(keys, 1.0)
+        for group, pairs, vector in zip(groups, stored, vectors, strict=False):
+            cosines = self._index.search(group, vector, keys)
+            if any(key not in cosines for key, _ in pairs):
+                self._load([(group, pairs)], self._embedder.embed([t for _, t in pairs]))
+                cosines = self._index.search(group, vector, keys)
+            for key in keys:
+                weakest[key] = min(weakest[key], cosines.get(key, -1.0))
+        scores = [(record, weakest[record.row_id]) for record in candidates]
+        return self._decide(proposal, scores)
+
+    def _decide(self, proposal: Proposal, scores: list[tuple[CallRecord, float]]) -> StageResult:
+        """The best candidate the verifier does not rule out, answered by its band.
+
+        A verdict of ``different`` drops a candidate; ``unsure`` holds a match for a judge;
+        ``confirmed`` settles a borderline match as a duplicate. The whole-call mode stands
+        for a semantic cache, which has no verifier.
+        """
+        policy = proposal.policy
+        leaves = proposal.canonical.semantic_leaves
+        ranked = sorted(scores, key=lambda pair: -pair[1])
+        ruled_out: tuple[str, str] | None = None
+        for record, score in ranked:
+            band = policy.band(score)
+            if band is CosineBand.BELOW:
+                break
+            verdict = Verdict(VerdictKind.NO_OBJECTION)
+            if policy.mode is not CompareMode.WHOLE:
+                verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
+            if verdict.kind is VerdictKind.DIFFERENT:
+                if ruled_out is None:
+                    ruled_out = (record.call_id, verdict.reason or "")
+                continue
+            hold = verdict.reason if verdict.kind is VerdictKind.UNSURE else None
+            confirmed = verdict.kind is VerdictKind.CONFIRMED
+            duplicate = hold is None and (band is CosineBand.DUPLICATE or confirmed)
+            report = StageReport(
+                Stage.SEMANTIC,
+                round(score, 6),
+                policy.min_cosine_duplicate,
+                duplicate,
+                top_scored(scores),
+                _detail(policy.min_cosine_borderline, band, verdict),
+                verdict.kind.value,
+            )
+            return StageResult(report, Match(record, Stage.SEMANTIC, score, not duplicate, hold))
+        detail = None
+        if ruled_out is not None:
+            detail = f"the verifier ruled out {ruled_out[0]}: {ruled_out[1]}"
+        report = StageReport(
+            Stage.SEMANTIC,
+            round(ranked[0][1], 6),
+            policy.min_cosine_duplicate,
+            False,
+            top_scored(scores),
+            detail,
+            None if ruled_out is None else VerdictKind.DIFFERENT.value,
+        )
+        return StageResult(report)
+
+    def _load(self, loads: list[tuple[str, list[tuple[int, str]]]], vectors: Vectors) -> None:
+        offset = 0
+        for group, pairs in loads:
+            self._index.load(group, [k for k, _ in pairs], vectors[offset : offset + len(pairs)])
+            offset += len(pairs)
+
+    @staticmethod
+    def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:
+        pairs = [(r.row_id, leaf_texts(r).get(path)) for r in candidates]
+        return [(key, text) for key, text in pairs if text is not None]
+
+    def prepare(self, proposal: Proposal) -> None:
+        """Embed the proposal's leaves in one batch, outside any lock others wait on."""
+        leaves = proposal.canonical.semantic_leaves
+        if leaves:
+            self._embedder.embed([leaf.text for leaf in leaves])
+
+    def purged(self) -> None:
+        """Drop every loaded group, after the ledger deleted calls."""
+        self._index.clear()
+
+    def claimed(self, proposal: Proposal, record: CallRecord) -> None:
+        """Embed a newly claimed call's leaves now and add them to loaded groups.
+
+        Embedding at claim time (a cache hit when this check already embedded them) means
+        a later group load never waits on the model.
+        """
+        leaves = proposal.canonical.semantic_leaves
+        if not leaves:
+            return
+        vectors = self._embedder.embed([leaf.text for leaf in leaves])
+        for leaf, vector in zip(leaves, vectors, strict=True):
+            self._index.add(group_key(proposal, leaf.path), record.row_id, vector)
+
+
+def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) -> str | None:
+    if verdict.kind is VerdictKind.UNSURE:
+        return f"held for a verifier: {verdict.reason}"
+    if band is CosineBand.BORDERLINE and verdict.kind is VerdictKind.CONFIRMED:
+        return f"borderline, confirmed by the verifier: {verdict.reason}"
+    if band is CosineBand.BORDERLINE:
+        return f"borderline: at or above min_cosine_borderline {min_cosine_borderline}"
+    return None

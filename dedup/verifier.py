@@ -1,0 +1,273 @@
+"""A local verifier for what cosine cannot tell: it aligns two free texts and names the change.
+
+Embeddings of "increase the limit" and "decrease the limit" sit above 0.95 cosine; so do a
+request and a thank-you on one topic, and a sentence with one content word swapped. The
+verifier reads the two texts side by side, word by word, and answers:
+- ``different`` when the change flips the act: a negation added or removed, an antonym or a
+  reversed direction, a request against a thank-you, one content word swapped for an
+  unrelated one;
+- ``unsure`` when it cannot tell (a bare ordinal swapped), so that only a judge may merge;
+- ``confirmed`` when the texts differ only in ways that keep the meaning (case, punctuation,
+  negations absorbed into a word, synonyms), which settles a borderline match;
+- ``no_objection`` otherwise, leaving the answer to the thresholds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from enum import StrEnum
+from typing import Protocol
+
+from rapidfuzz.distance import OSA
+
+from tooldedup.dedup.records import SemanticLeaf
+
+__all__ = ["RuleVerifier", "Verdict", "VerdictKind", "Verifier", "verify_leaves"]
+
+
+class VerdictKind(StrEnum):
+    """What the verifier concluded about two texts."""
+
+    DIFFERENT = "different"
+    UNSURE = "unsure"
+    CONFIRMED = "confirmed"
+    NO_OBJECTION = "no_objection"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """A conclusion and the change behind it."""
+
+    kind: VerdictKind
+    reason: str | None = None
+
+
+class Verifier(Protocol):
+    """Compares a stored free text with a proposed one."""
+
+    def compare(self, stored: str, proposed: str) -> Verdict:
+        """Whether the proposed text asks for the same thing as the stored one."""
+        ...
+
+
+# Contractions first, so that every negation is a word of its own.
+_CONTRACTIONS = (
+    (re.compile(r"\bcan['\u2019]t\b"), "can not"),
+    (re.compile(r"\bwon['\u2019]t\b"), "will not"),
+    (re.compile(r"\bshan['\u2019]t\b"), "shall not"),
+    (re.compile(r"n['\u2019]t\b"), " not"),
+    (re.compile(r"\bcannot\b"), "can not"),
+)
+# A negation folded into one word says the same as the phrase ("isn't clear" = "unclear").
+_ABSORBED = tuple(
+    (re.compile(rf"\b{pattern}\b"), word)
+    for pattern, word in (
+        (r"(?:is |are |was |were |be |am )?not clear", "unclear"),
+        (r"do not forget(?: about)?", "remember"),
+        (r"(?:is |are |was |were |be )?not possible", "impossible"),
+        (r"(?:is |are |was |were |be |am )?not able to", "unable to"),
+        (r"(?:is |are |was |were |be |am )?not sure", "unsure"),
+        (r"(?:is |are |was |were |be )?not available", "unavailable"),
+        (r"(?:is |are |was |were |be )?not correct", "incorrect"),
+        (r"(?:is |are |was |were |be )?not complete", "incomplete"),
+        (r"(?:is |are |was |were |be )?not valid", "invalid"),
+        (r"(?:is |are |was |were |be )?not likely", "unlikely"),
+        (r"(?:is |are |was |were |be )?not happy", "unhappy"),
+        (r"do not hesitate to", "feel free to"),
+        (r"not (?:too |very )?far", "close"),
+        (r"no longer", "anymore not"),
+        (r"not yet", "still pending"),
+    )
+)
+_NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor"})
+# Pairs that reverse an act or a direction; words compare by a crude stem.
+_ANTONYMS = (
+    ("increase", "decrease"), ("raise", "lower"), ("raise", "reduce"), ("up", "down"),
+    ("upgrade", "downgrade"), ("high", "low"), ("highest", "lowest"), ("higher", "lower"),
+    ("max", "min"), ("maximum", "minimum"), ("more", "less"), ("most", "least"),
+    ("first", "last"), ("earliest", "latest"), ("oldest", "newest"), ("before", "after"),
+    ("above", "below"), ("over", "under"), ("open", "close"), ("opened", "closed"),
+    ("start", "stop"), ("start", "end"), ("started", "finished"), ("begin", "end"),
+    ("approve", "reject"), ("approve", "deny"), ("accept", "decline"), ("accept", "reject"),
+    ("allow", "deny"), ("allow", "block"), ("grant", "revoke"), ("enable", "disable"),
+    ("add", "remove"), ("include", "exclude"), ("join", "leave"), ("subscribe", "unsubscribe"),
+    ("buy", "sell"), ("purchase", "sell"), ("bought", "sold"), ("purchased", "sold"),
+    ("deposit", "withdraw"), ("credit", "debit"), ("import", "export"),
+    ("on", "off"), ("lock", "unlock"), ("mute", "unmute"), ("follow", "unfollow"),
+    ("pass", "fail"), ("win", "lose"), ("success", "failure"), ("succeeded", "failed"),
+    ("true", "false"), ("yes", "no"), ("positive", "negative"), ("gain", "loss"),
+    ("rise", "fall"), ("arrive", "depart"), ("arrival", "departure"),
+    ("incoming", "outgoing"), ("inbound", "outbound"), ("send", "receive"), ("sent", "received"),
+    ("hire", "fire"), ("keep", "drop"), ("keep", "remove"), ("hold", "release"),
+    ("confirm", "cancel"), ("book", "cancel"), ("schedule", "cancel"), ("publish", "unpublish"),
+    ("own", "other"), ("mine", "yours"), ("internal", "external"), ("public", "private"),
+    ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"),
+    ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
+)  # fmt: skip
+_THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
+_REQUEST = re.compile(
+    r"\?|^(?:please|pls|kindly|could|can|would|will|do you|are you|is it)\b"
+    r"|\b(?:please|could you|can you|would you|will you|let me know|send me|i need)\b"
+)
+_ORDINALS = frozenset({"first", "second", "third", "last"})
+# A swapped word says "another thing" only inside enough unchanged context.
+_MIN_SWAP_CONTEXT = 4
+_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
+_STOP = frozenset(
+    """a an the to of for in on at by with and or but is are was were be been it its this
+    that these those i you we they he she me us them my your our their just so as from""".split()
+)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+_ANTONYM_STEMS = tuple((_stem(a), _stem(b)) for a, b in _ANTONYMS)
+
+
+def _words(text: str) -> list[str]:
+    lowered = text.lower()
+    for pattern, replacement in _CONTRACTIONS:
+        lowered = pattern.sub(replacement, lowered)
+    for pattern, word in _ABSORBED:
+        lowered = pattern.sub(word, lowered)
+    return _WORD.findall(lowered)
+
+
+def _act(text: str) -> str:
+    lowered = text.lower().strip()
+    if _THANKS.search(lowered) and not _REQUEST.search(lowered):
+        return "thanks"
+    if _REQUEST.search(lowered):
+        return "request"
+    return "statement"
+
+
+class RuleVerifier:
+    """Alignment of two texts with a negation, antonym and act lexicon; no network, no model.
+
+    ``word_cosine`` (two words in, cosine out), when given, tells a synonym from an unrelated
+    word where one content word was swapped; without it such a swap is ``unsure``.
+    """
+
+    def __init__(
+        self,
+        word_cosine: Callable[[str, str], float] | None = None,
+        *,
+        min_synonym_cosine: float = 0.75,
+    ) -> None:
+        if not -1.0 <= min_synonym_cosine <= 1.0:
+            raise ValueError("min_synonym_cosine must be a cosine in [-1, 1]")
+        self._word_cosine = word_cosine
+        self._min_synonym_cosine = min_synonym_cosine
+
+    def compare(self, stored: str, proposed: str) -> Verdict:
+        """Name the change from ``stored`` to ``proposed`` that flips the act, if any."""
+        old, new = _words(stored), _words(proposed)
+        if old == new:
+            return Verdict(VerdictKind.CONFIRMED, "same words")
+        negation = _negation(old, new)
+        if negation is not None:
+            return Verdict(VerdictKind.DIFFERENT, negation)
+        antonym = _antonym(old, new)
+        if antonym is not None:
+            return Verdict(VerdictKind.DIFFERENT, antonym)
+        acts = (_act(stored), _act(proposed))
+        if {"thanks", "request"} == set(acts):
+            return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        swaps = _swaps(old, new)
+        if swaps is None:
+            return Verdict(VerdictKind.NO_OBJECTION)
+        return self._judge_swaps(swaps, context=len([w for w in old if w not in _STOP]))
+
+    def _judge_swaps(self, swaps: Sequence[tuple[str, str]], context: int) -> Verdict:
+        for before, after in swaps:
+            if before in _ORDINALS and after in _ORDINALS:
+                return Verdict(VerdictKind.UNSURE, f"bare ordinal swapped: {before} → {after}")
+        swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
+        if not swaps:
+            return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
+        if context < _MIN_SWAP_CONTEXT:
+            # "Approve the refund" and "OK the refund": in a short text a swapped word is
+            # a rewording as often as a new request; the thresholds decide.
+            return Verdict(VerdictKind.NO_OBJECTION)
+        if self._word_cosine is None:
+            return Verdict(VerdictKind.UNSURE, "a content word was swapped")
+        for before, after in swaps:
+            cosine = self._word_cosine(before, after)
+            if cosine < self._min_synonym_cosine:
+                return Verdict(
+                    VerdictKind.DIFFERENT, f"one word swapped: {before} → {after} ({cosine:.2f})"
+                )
+        return Verdict(VerdictKind.CONFIRMED, "only synonyms swapped")
+
+
+def _typo(before: str, after: str) -> bool:
+    """A misspelling: a long word one or two edits (or swapped neighbours) away."""
+    shorter = min(len(before), len(after))
+    allowed = 1 if shorter < 8 else 2
+    return shorter >= 5 and OSA.distance(before, after, score_cutoff=allowed) <= allowed
+
+
+def _negation(old: list[str], new: list[str]) -> str | None:
+    before = sum(w in _NEGATIONS for w in old)
+    after = sum(w in _NEGATIONS for w in new)
+    if before % 2 == after % 2:
+        return None
+    return f"a negation was {'added' if after > before else 'removed'}"
+
+
+def _antonym(old: list[str], new: list[str]) -> str | None:
+    a, b = {_stem(w) for w in old}, {_stem(w) for w in new}
+    for x, y in _ANTONYM_STEMS:
+        for left, right in ((x, y), (y, x)):
+            if left in a and right in b and left not in b and right not in a:
+                return f"reversed: {left} → {right}"
+    return None
+
+
+def _swaps(old: list[str], new: list[str]) -> list[tuple[str, str]] | None:
+    """The one-for-one content-word substitutions between two otherwise equal texts.
+
+    None when the texts differ by more than a few substitutions (a rewording), where word
+    alignment says nothing; a list (maybe empty) when only substitutions remain.
+    """
+    content_old = [w for w in old if w not in _STOP]
+    content_new = [w for w in new if w not in _STOP]
+    matcher = SequenceMatcher(a=content_old, b=content_new, autojunk=False)
+    swaps: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
+            return None
+        swaps.append((content_old[i1], content_new[j1]))
+    return swaps if len(swaps) <= 2 else None
+
+
+def verify_leaves(
+    verifier: Verifier, mine: Sequence[SemanticLeaf], theirs: Sequence[SemanticLeaf]
+) -> Verdict:
+    """One verdict for a proposal's free-text leaves against a stored call's, by path.
+
+    Any ``different`` leaf rules the pair out; any ``unsure`` leaf holds it; it is
+    ``confirmed`` only when every leaf is.
+    """
+    stored = {leaf.path: leaf.text for leaf in theirs}
+    verdicts = [
+        verifier.compare(stored[leaf.path], leaf.text) for leaf in mine if leaf.path in stored
+    ]
+    for kind in (VerdictKind.DIFFERENT, VerdictKind.UNSURE):
+        for verdict in verdicts:
+            if verdict.kind is kind:
+                return verdict
+    if verdicts and all(v.kind is VerdictKind.CONFIRMED for v in verdicts):
+        return verdicts[0]
+    return Verdict(VerdictKind.NO_OBJECTION)

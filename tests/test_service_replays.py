@@ -1,0 +1,79 @@
+"""Replays that arrive late, with a clock the test controls: the service on the real model."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tooldedup.dedup.errors import IdempotencyKeyReused
+from tooldedup.dedup.policy import PolicySet
+from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import CallStatus, DecisionKind, Outcome, ToolCall
+from tooldedup.dedup.service import DedupService
+from tooldedup.index import Service, ServiceSettings, build_service
+
+START = 1_714_554_000.0  # 2024-05-01T09:00:00Z
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def service(tmp_path: Path, embedder: Embedder, clock: Clock) -> Iterator[DedupService]:
+    built: Service = build_service(
+        ServiceSettings(db_path=tmp_path / "ledger.db"),
+        embedder=embedder,
+        policies=PolicySet(),
+        clock=clock,
+    )
+    yield built.service
+    built.close()
+
+
+def _stamp(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds, dt.UTC).isoformat()
+
+
+def test_a_byte_for_byte_replay_is_found_after_its_stamp_has_aged(
+    service: DedupService, clock: Clock
+) -> None:
+    sent = {"to": "0xabc", "value": 1, "timestamp": _stamp(START)}
+    first = service.check(ToolCall("s1", "wallet_send", sent))
+    assert first.kind is DecisionKind.PROCEED
+    assert first.call is not None
+    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED, result="tx-1"))
+    for later in (10.0, 210.0, 3000.0):
+        clock.now = START + later
+        again = service.check(ToolCall("s1", "wallet_send", dict(sent)))
+        assert (again.kind, again.call_id) == (DecisionKind.DUPLICATE, first.call.call_id)
+    # A fresh stamp of "now" is still the same transfer; another value is not.
+    fresh = service.check(ToolCall("s1", "wallet_send", {**sent, "timestamp": _stamp(clock.now)}))
+    assert fresh.kind is DecisionKind.DUPLICATE
+    other = service.check(ToolCall("s1", "wallet_send", {**sent, "value": 2}))
+    assert other.kind is DecisionKind.PROCEED
+
+
+def test_a_key_replayed_after_its_stamp_has_aged_is_the_same_payload(
+    service: DedupService, clock: Clock
+) -> None:
+    sent = {"to": "0xabc", "value": 1, "timestamp": _stamp(START)}
+    first = service.check(ToolCall("s1", "wallet_send", sent, idempotency_key="k1"))
+    assert first.kind is DecisionKind.PROCEED
+    clock.now = START + 250.0  # past the stamp tolerance, inside the 300 s lease
+    again = service.check(ToolCall("s1", "wallet_send", dict(sent), idempotency_key="k1"))
+    assert again.kind is DecisionKind.IN_PROGRESS
+    with pytest.raises(IdempotencyKeyReused):
+        service.check(ToolCall("s1", "wallet_send", {**sent, "value": 5}, idempotency_key="k1"))

@@ -1,0 +1,112 @@
+"""The rule verifier: what it rules out, holds, confirms, and leaves to the thresholds."""
+
+from __future__ import annotations
+
+import pytest
+
+from tooldedup.dedup.records import SemanticLeaf
+from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, verify_leaves
+
+
+def _cosine(a: str, b: str) -> float:
+    """A table of word cosines, so that the rules are tested exactly (the model is tested
+    through HTTP): synonyms high, unrelated words low."""
+    table = {frozenset({"big", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
+    return table.get(frozenset({a, b}), 0.2)
+
+
+VERIFIER = RuleVerifier(_cosine)
+
+
+@pytest.mark.parametrize(
+    ("stored", "proposed", "kind", "reason"),
+    [
+        ("Approve the refund", "Do not approve the refund", "different", "negation was added"),
+        ("Don't ship it yet", "Ship it", "different", "negation was removed"),
+        ("Increase the limit", "Decrease the limit", "different", "increase"),
+        ("Buy 10 shares", "Sell 10 shares", "different", "buy"),
+        ("Open the ticket", "Close the ticket", "different", "open"),
+        ("Sort by highest price", "Sort by lowest price", "different", "highest"),
+        ("Move it to the other account", "Move it to its own account", "different", "own"),
+        ("Thanks for all the replies!", "Could you reply to all of them?", "different", "act"),
+        (
+            "I enjoy hiking, swimming and reading",
+            "I enjoy hiking, swimming and cooking",
+            "different",
+            "reading",
+        ),
+        ("Send the first draft", "Send the second draft", "unsure", "ordinal"),
+        (
+            "Let me know if anything isn't clear",
+            "Let me know if anything is unclear",
+            "confirmed",
+            None,
+        ),
+        ("Don't forget the keys", "Remember the keys", "confirmed", None),
+        (
+            "Please book a big room for the team offsite",
+            "Please book a large room for the team offsite",
+            "confirmed",
+            "synonyms",
+        ),
+        ("Approve the refund", "OK the refund", "no_objection", None),
+        (
+            "Please book the room for the sync",
+            "please book the room for the sync!",
+            "confirmed",
+            None,
+        ),
+        ("Please review the questions", "Please review the questons", "confirmed", "typos"),
+        (
+            "Let me know if anything isn't clear",
+            "Tell me if anything is unclear",
+            "no_objection",
+            None,
+        ),
+        (
+            "Hi Bob, the Q3 report is attached.",
+            "Hello Bob, I attached the report for Q3.",
+            "no_objection",
+            None,
+        ),
+    ],
+)
+def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:
+    verdict = VERIFIER.compare(stored, proposed)
+    assert verdict.kind is VerdictKind(kind), verdict
+    if kind == "different":
+        assert verdict.reason is not None
+        assert reason in verdict.reason or (reason in {"act"} and "became" in verdict.reason)
+    elif reason is not None:
+        assert verdict.reason is not None
+        assert reason in verdict.reason
+
+
+def test_a_swapped_word_is_unsure_without_word_cosines() -> None:
+    big, large = (
+        "Please book a big room for the offsite",
+        "Please book a large room for the offsite",
+    )
+    verdict = RuleVerifier().compare(big, large)
+    assert verdict == Verdict(VerdictKind.UNSURE, "a content word was swapped")
+
+
+def test_verdicts_combine_across_leaves() -> None:
+    stored = (SemanticLeaf("subject", "Refund"), SemanticLeaf("body", "Approve the refund"))
+    same = (SemanticLeaf("subject", "Refund"), SemanticLeaf("body", "approve the refund"))
+    flipped = (SemanticLeaf("subject", "Refund"), SemanticLeaf("body", "Reject the refund"))
+    assert verify_leaves(VERIFIER, same, stored).kind is VerdictKind.CONFIRMED
+    assert verify_leaves(VERIFIER, flipped, stored).kind is VerdictKind.DIFFERENT
+    reworded = (SemanticLeaf("subject", "Refund"), SemanticLeaf("body", "Refund it, that's OK"))
+    assert verify_leaves(VERIFIER, reworded, stored).kind is VerdictKind.NO_OBJECTION
+
+
+def test_the_synonym_threshold_is_a_cosine() -> None:
+    with pytest.raises(ValueError, match="cosine"):
+        RuleVerifier(_cosine, min_synonym_cosine=1.5)
+    strict = RuleVerifier(_cosine, min_synonym_cosine=0.9)
+    big, large = (
+        "Please book a big room for the offsite",
+        "Please book a large room for the offsite",
+    )
+    assert strict.compare(big, large).kind is VerdictKind.DIFFERENT

@@ -168,3 +168,24 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
         return (claimed.call_id, outcome, time.time()), {}
 
     benchmark.pedantic(ledger.complete, setup=setup, rounds=2000)
+
+
+@pytest.mark.parametrize(
+    ("stored", "proposed"),
+    [
+        (
+            EMAIL["body"],
+            "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+        ),
+        ("I enjoy hiking, swimming and reading", "I enjoy hiking, swimming and cooking"),
+        ("Please book a big room for the team offsite", "Please book a large room for the offsite"),
+    ],
+    ids=["reworded", "word-swapped", "synonym"],
+)
+def test_verifier(benchmark: Any, onnx_embedder: Embedder, stored: str, proposed: str) -> None:
+    """The rule verifier on one matched pair, word cosines through the cached model."""
+    from tooldedup.index.embedding_cache import CachedEmbedder
+    from tooldedup.index.wiring import word_cosine
+
+    verifier = RuleVerifier(word_cosine(CachedEmbedder(onnx_embedder)))
+    benchmark(verifier.compare, stored, proposed)

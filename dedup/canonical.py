@@ -295,7 +295,7 @@ class _Walk:
         if code:
             exact = _code_text(raw)
         elif is_secret_name(name) or is_path_name(name):
-            exact = raw if is_secret_name(name) else raw.strip()
+            exact = raw.strip()
         else:
             exact = _exact_string(text, name)
         self.exact.append((path, canonical_json(exact)))

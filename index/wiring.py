@@ -30,7 +30,14 @@ from tooldedup.index.onnx_embedder import OnnxEmbedder
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 from tooldedup.index.source_model import source_model_dir
 
-__all__ = ["Service", "build_embedder", "build_judge", "build_service", "load_policies"]
+__all__ = [
+    "Service",
+    "build_embedder",
+    "build_judge",
+    "build_service",
+    "load_policies",
+    "word_cosine",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +115,7 @@ def load_policies(settings: ServiceSettings, ledger: SqliteLedger) -> PolicySet:
     return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
 
 
-def _word_cosine(embedder: Embedder) -> Callable[[str, str], float]:
+def word_cosine(embedder: Embedder) -> Callable[[str, str], float]:
     """Cosine of two single words through the service's own (cached) embedder."""
 
     def cosine(a: str, b: str) -> float:
@@ -151,7 +158,7 @@ def build_service(
         chosen = policies if policies is not None else load_policies(settings, ledger)
         store = SqliteVectorStore(settings.db_path, clock=clock)
         cached = CachedEmbedder(model, store)
-        verifier = RuleVerifier(word_cosine=_word_cosine(cached))
+        verifier = RuleVerifier(word_cosine=word_cosine(cached))
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
         service = DedupService(
             ledger,

@@ -29,10 +29,11 @@ VERIFIER = RuleVerifier(_cosine)
         ("Sort by highest price", "Sort by lowest price", "different", "highest"),
         ("Move it to the other account", "Move it to its own account", "different", "own"),
         ("Thanks for all the replies!", "Could you reply to all of them?", "different", "act"),
+        # Word cosines cannot tell "reading"/"cooking" from "send"/"forward": held.
         (
             "I enjoy hiking, swimming and reading",
             "I enjoy hiking, swimming and cooking",
-            "different",
+            "unsure",
             "reading",
         ),
         ("Send the first draft", "Send the second draft", "unsure", "ordinal"),
@@ -88,7 +89,7 @@ def test_a_swapped_word_is_unsure_without_word_cosines() -> None:
         "Please book a large room for the offsite",
     )
     verdict = RuleVerifier().compare(big, large)
-    assert verdict == Verdict(VerdictKind.UNSURE, "a content word was swapped")
+    assert verdict == Verdict(VerdictKind.UNSURE, "one word swapped: big → large")
 
 
 def test_verdicts_combine_across_leaves() -> None:
@@ -109,4 +110,4 @@ def test_the_synonym_threshold_is_a_cosine() -> None:
         "Please book a big room for the offsite",
         "Please book a large room for the offsite",
     )
-    assert strict.compare(big, large).kind is VerdictKind.DIFFERENT
+    assert strict.compare(big, large).kind is VerdictKind.UNSURE

@@ -260,3 +260,37 @@ def test_commands_and_decimal_commas_inside_prose(
 ) -> None:
     _done(client, "post", {"channel": "#ops", "body": first})
     assert _call(client, "post", {"channel": "#ops", "body": second})["decision"] == "proceed"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "decision"),
+    [
+        (
+            "Hi Ana, the Q3 report is attached. Let me know if anything isn't clear.",
+            "Hi Ana, the Q3 report is attached. Let me know if anything is unclear.",
+            "duplicate",
+        ),
+        (
+            "Please approve the refund for the damaged chair",
+            "Please do not approve the refund for the damaged chair",
+            "proceed",
+        ),
+        (
+            "Increase the spending limit on the team card",
+            "Decrease the spending limit on the team card",
+            "proceed",
+        ),
+        ("Final quiz scores: Ana: 4, Ben: 2", "Final quiz scores: Ana: 2, Ben: 4", "proceed"),
+        (
+            "Thanks for all the quick replies on the budget thread!",
+            "Could you all reply on the budget thread?",
+            "proceed",
+        ),
+    ],
+)
+def test_meaning_flips_that_cosine_cannot_see(
+    client: TestClient, first: str, second: str, decision: str
+) -> None:
+    _done(client, "post", {"channel": "#team", "text": first})
+    answer = _call(client, "post", {"channel": "#team", "text": second})
+    assert answer["decision"] == decision, answer["explain"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 import time
 from collections import OrderedDict
@@ -12,49 +11,26 @@ from pathlib import Path
 import numpy as np
 
 from tooldedup.dedup.canonical import stable_hash
-from tooldedup.dedup.ledger.migrations import migrate
+from tooldedup.dedup.ledger.connections import SqliteConnections
 from tooldedup.dedup.protocols import Embedder, Vectors
 
 __all__ = ["CachedEmbedder", "SqliteVectorStore"]
 
 
-class SqliteVectorStore:
-    """Vectors by (model, text hash) in a SQLite file, so restarts need no re-embedding."""
+class SqliteVectorStore(SqliteConnections):
+    """Vectors by (model, text hash) in a SQLite file, so restarts need no re-embedding.
+
+    The table comes from the ledger's migrations, whether or not this is the ledger file.
+    """
 
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
-        self._path = path
+        super().__init__(path)
         self._clock = clock
-        self._local = threading.local()
-        self._conns: list[sqlite3.Connection] = []
-        self._conns_lock = threading.Lock()
-        # The table comes from the ledger's migrations, whether or not this is the ledger file.
-        migrate(self._connect())
-
-    def _connect(self) -> sqlite3.Connection:
-        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
-        if conn is None:
-            conn = sqlite3.connect(
-                self._path, timeout=30, isolation_level=None, check_same_thread=False
-            )
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute("PRAGMA synchronous=NORMAL")
-            self._local.conn = conn
-            with self._conns_lock:
-                self._conns.append(conn)
-        return conn
-
-    def close(self) -> None:
-        """Close every thread's connection."""
-        with self._conns_lock:
-            conns, self._conns = self._conns, []
-        for conn in conns:
-            conn.close()
-        self._local = threading.local()
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, Vectors]:
         """The stored vectors among ``hashes``."""
         found: dict[str, Vectors] = {}
-        conn = self._connect()
+        conn = self._conn()
         for start in range(0, len(hashes), 500):
             chunk = list(hashes[start : start + 500])
             marks = ",".join("?" * len(chunk))
@@ -75,7 +51,7 @@ class SqliteVectorStore:
             for key, v in items
         ]
         if rows:
-            self._connect().executemany(
+            self._conn().executemany(
                 "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector, used_at)"
                 " VALUES (?,?,?,?,?)",
                 rows,

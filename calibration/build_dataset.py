@@ -24,6 +24,8 @@ from tooldedup.calibration import dataset_sources as ds
 
 HERE = Path(__file__).resolve().parent
 PARAPHRASES = HERE / "data" / "paraphrases.jsonl"
+# Hand-written hard negatives and hard paraphrases, each against a hand-written entry's call.
+HARD_PAIRS = HERE / "data" / "hard_pairs.jsonl"
 TARGETS = {"reissue": 700, "equivalent": 280, "natural": 560, "critical": 560}
 LABELS = {
     "reissue": "duplicate",
@@ -32,6 +34,7 @@ LABELS = {
     "natural": "distinct",
     "critical": "distinct",
     "different": "distinct",
+    "hard_negative": "distinct",
 }
 # Attempt identifiers only: a retry gets fresh ones. Timestamps and nonces are arguments
 # (a stored pair cannot hold "now"; the HTTP tests cover attempt stamps).
@@ -371,7 +374,23 @@ def build(cache: Path, seed: int) -> list[dict]:
                 picked += 1
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
+    out += hard_pairs(hand)
     return finalize(out)
+
+
+def hard_pairs(hand: list[dict]) -> list[dict]:
+    """Minimal pairs from hard_pairs.jsonl: one hand-written call, one text changed."""
+    entries = {e["id"]: e for e in hand}
+    out = []
+    for line in HARD_PAIRS.read_text().splitlines():
+        if not line.strip():
+            continue
+        h = json.loads(line)
+        e = entries[h["base"]]
+        changed = {**e["args"], e["field"]: h["text"]}
+        note = f"{e['field']}: {h['subkind'].replace('_', ' ')}"
+        out.append(_pair(h["kind"], e, e["args"], changed, note))
+    return out
 
 
 def natural_pairs(

@@ -10,7 +10,7 @@ from tooldedup.calibration.samples import Sample
 __all__ = ["DISTINCT_KINDS", "DUPLICATE_KINDS", "ModeResult", "compare_modes", "markdown_table"]
 
 DUPLICATE_KINDS = ("reissue", "equivalent", "paraphrase")
-DISTINCT_KINDS = ("natural", "critical", "different")
+DISTINCT_KINDS = ("natural", "critical", "different", "hard_negative")
 Predict = Callable[[Sample], bool]
 
 

@@ -79,7 +79,9 @@ _ABSORBED = tuple(
         (r"do not hesitate to", "feel free to"),
         (r"not (?:too |very )?far", "close"),
         (r"no longer", "anymore not"),
-        (r"not yet", "still pending"),
+        (r"not yet", "still not"),
+        (r"can not", "unable to"),
+        (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
         (r"whether or not", "whether"),
         # "an exchange, not a refund" says what "an exchange instead of a refund" says.
         (r"instead of", "not"),
@@ -87,6 +89,16 @@ _ABSORBED = tuple(
     )
 )
 _NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor"})
+# Words that carry a negation inside them, with what they negate: "unclear" is "not clear",
+# and "clear" against "unclear" is a flip as surely as "clear" against "not clear".
+_NEGATIVE_WORDS = {
+    "unclear": "clear", "impossible": "possible", "unable": "", "unsure": "sure",
+    "unavailable": "available", "incorrect": "correct", "incomplete": "complete",
+    "invalid": "valid", "unlikely": "likely", "unhappy": "happy", "undeliverable": "deliver",
+    "unfinished": "finished", "unresolved": "resolved", "unpaid": "paid", "unread": "read",
+    "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
+    "cannot": "",
+}  # fmt: skip
 # Pairs that reverse an act or a direction; words compare by a crude stem.
 _ANTONYMS = (
     ("increase", "decrease"), ("raise", "lower"), ("raise", "reduce"), ("up", "down"),
@@ -163,8 +175,11 @@ def _overlap(old: list[str], new: list[str]) -> float:
     """Shared content words (by stem, negations aside), over all of them: 1 for a minimal
     pair, low for a rewording. A rewording moves negations around freely ("can't wait" for
     "excited"); a near-identical text that gains a "not" says the opposite."""
-    a = {_stem(w) for w in old if w not in _STOP and w not in _NEGATIONS}
-    b = {_stem(w) for w in new if w not in _STOP and w not in _NEGATIONS}
+    a = {_stem(_NEGATIVE_WORDS.get(w, w)) for w in old if w not in _STOP | _NEGATIONS}
+    b = {_stem(_NEGATIVE_WORDS.get(w, w)) for w in new if w not in _STOP | _NEGATIONS}
+    # A negative word stands for its root plus a negation: "unclear" overlaps "clear".
+    a.discard("")
+    b.discard("")
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
@@ -197,6 +212,10 @@ class RuleVerifier:
         antonym = _antonym(old, new)
         if antonym is not None:
             return Verdict(VerdictKind.DIFFERENT, antonym)
+        if _template(old) == _template(new) and old != new:
+            # The same words around numbers that traded places: "from 12% to 1%" is not
+            # "from 1% to 12%", though the bag of numbers is one.
+            return Verdict(VerdictKind.DIFFERENT, "numbers traded places")
         acts = (_act(stored), _act(proposed))
         if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
             return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
@@ -207,6 +226,10 @@ class RuleVerifier:
 
     def _judge_swaps(self, swaps: Sequence[tuple[str, str]], context: int) -> Verdict:
         for before, after in swaps:
+            # The bag of numbers can stay the same while they trade places ("240 instead of
+            # 200" for "200 instead of 240"): a number that moved is never a rewording.
+            if any(c.isdigit() for c in before + after):
+                return Verdict(VerdictKind.DIFFERENT, f"a number moved: {before} → {after}")
             if before in _ORDINALS and after in _ORDINALS:
                 return Verdict(VerdictKind.UNSURE, f"bare ordinal swapped: {before} → {after}")
         swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
@@ -226,6 +249,10 @@ class RuleVerifier:
         return Verdict(VerdictKind.CONFIRMED, "only synonyms swapped")
 
 
+def _template(words: list[str]) -> list[str]:
+    return ["#" if w[:1].isdigit() else w for w in words]
+
+
 def _typo(before: str, after: str) -> bool:
     """A misspelling: a long word one or two edits (or swapped neighbours) away."""
     shorter = min(len(before), len(after))
@@ -234,8 +261,8 @@ def _typo(before: str, after: str) -> bool:
 
 
 def _negation(old: list[str], new: list[str]) -> str | None:
-    before = sum(w in _NEGATIONS for w in old)
-    after = sum(w in _NEGATIONS for w in new)
+    before = sum(w in _NEGATIONS or w in _NEGATIVE_WORDS for w in old)
+    after = sum(w in _NEGATIONS or w in _NEGATIVE_WORDS for w in new)
     if before % 2 == after % 2:
         return None
     return f"a negation was {'added' if after > before else 'removed'}"

@@ -51,6 +51,18 @@ VERIFIER = RuleVerifier(_cosine)
             "synonyms",
         ),
         ("Approve the refund", "OK the refund", "no_objection", None),
+        ("I can access the dashboard", "I can't access the dashboard", "different", "negation"),
+        ("Error rate fell from 12% to 1%", "Error rate fell from 1% to 12%", "different", "places"),
+        ("Meet Friday at 6 on the 3rd", "Meet on the 3rd, Friday at 6", "no_objection", None),
+        ("The report is clear", "The report is unclear", "different", "negation"),
+        ("I can't access the dashboard", "I am unable to access the dashboard", "confirmed", None),
+        ("My laptop will not power on", "My laptop fails to power on", "confirmed", None),
+        (
+            "The invoice lists 240 units instead of 200.",
+            "The invoice lists 200 units instead of 240.",
+            "different",
+            "number",
+        ),
         (
             "Please book the room for the sync",
             "please book the room for the sync!",

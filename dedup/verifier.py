@@ -131,6 +131,7 @@ _REQUEST = re.compile(
 _ORDINALS = frozenset({"first", "second", "third", "last"})
 # A swapped word says "another thing" only inside enough unchanged context.
 _MIN_SWAP_CONTEXT = 4
+_MAX_ALIGNED_WORDS = 400
 # Content-word overlap above which a change of negation or of act is a flip, not a rewording.
 _MIN_NEGATION_OVERLAP = 0.7
 _MIN_ACT_OVERLAP = 0.2
@@ -219,6 +220,10 @@ class RuleVerifier:
         acts = (_act(stored), _act(proposed))
         if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
             return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        # Word alignment is quadratic in the worst case; a long text's end is compared as a
+        # leaf of its own (800 characters), which stays under the bound.
+        if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
+            return Verdict(VerdictKind.NO_OBJECTION)
         swaps = _swaps(old, new)
         if swaps is None:
             return Verdict(VerdictKind.NO_OBJECTION)

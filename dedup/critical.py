@@ -73,8 +73,10 @@ _NOT_UNITS = frozenset(
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
 # A value bound to a named slot: "Ana: 4", "Ben = 2", "4 for Ana". A swap of values between
 # names keeps the bag of numbers, so each binding is a token of its own.
-_SLOT_AFTER = re.compile(r"\b([A-Z][\w'-]*)\s*[:=]\s*(-?\d[\d.,]*\d|-?\d)")
-_SLOT_BEFORE = re.compile(r"(?<![\w.,])(-?\d[\d.,]*\d|-?\d)\s+(?:for|to)\s+([A-Z][\w'-]*)")
+_SLOT_AFTER = re.compile(r"(?<![\w'-])([A-Z][\w'-]{0,40})\s*[:=]\s*(-?\d[\d.,]*\d|-?\d)")
+_SLOT_BEFORE = re.compile(
+    r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+(?:for|to)\s+([A-Z][\w'-]{0,40})"
+)
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
@@ -154,8 +156,8 @@ def _addresses(text: str) -> list[str]:
 _BACKTICKS = re.compile(r"`([^`\n]{1,500})`")
 _COMMAND_START = re.compile(
     r"\b(?:kubectl|git|docker|podman|sudo|rm|rmdir|chmod|chown|psql|mysql|sqlite3|mongosh"
-    r"|redis-cli|terraform|helm|ansible|aws|gcloud|gsutil|systemctl|journalctl|curl|wget|ssh"
-    r"|scp|rsync|npm|npx|pip|pip3|yarn|pnpm|cargo|pytest|ffmpeg|openssl|iptables|crontab"
+    r"|redis-cli|terraform|kubeadm|ansible|aws|gcloud|gsutil|systemctl|journalctl|wget|ssh"
+    r"|scp|rsync|npm|npx|pip3|pnpm|pytest|ffmpeg|openssl|iptables|crontab"
     r"|eksctl|heroku|flyctl)\s"
     r"|\b(?:SELECT|UPDATE|DELETE|INSERT|DROP|ALTER|TRUNCATE|GRANT|REVOKE)\s"
 )

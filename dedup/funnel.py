@@ -129,10 +129,7 @@ class FuzzyStage:
         scores: list[tuple[CallRecord, float]] = []
         for record in candidates:
             texts = leaf_texts(record)
-            # A swapped word or a dropped "not" is a few characters: such a pair is not a
-            # near-identical string, and the semantic stage decides it with the verifier.
-            verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
-            weakest = 100.0 if verdict.kind in _FUZZY_OK else 0.0
+            weakest = 100.0
             for leaf, mine in zip(leaves, processed, strict=True):
                 theirs = texts.get(leaf.path)
                 ratio = 0.0
@@ -141,6 +138,12 @@ class FuzzyStage:
                     if Indel.distance(mine, other, score_cutoff=max_edits) <= max_edits:
                         ratio = fuzz.ratio(mine, other)
                 weakest = min(weakest, ratio)
+            # A swapped word or a dropped "not" is a few characters: such a pair is not a
+            # near-identical string, and the semantic stage decides it with the verifier.
+            # Verified only when it would match, so the verifier's work stays small.
+            if weakest >= threshold:
+                verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
+                weakest = weakest if verdict.kind in _FUZZY_OK else 0.0
             scores.append((record, weakest))
         best = best_scored(scores)
         assert best is not None

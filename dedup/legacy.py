@@ -36,14 +36,23 @@ _VOLATILE = frozenset(
 )  # fmt: skip
 
 
-def legacy_args_hash(args: dict[str, Any], policy: ToolPolicy) -> str | None:
-    """The canonical args hash 0.1 stored for ``args``, or None where 0.1 stored none."""
+class _Dropped(Exception):
+    """0.1 would drop a field that this release keeps: 0.1's hash would merge two intents."""
+
+
+def legacy_args_hash(args: dict[str, Any], policy: ToolPolicy, kept: dict[str, Any]) -> str | None:
+    """The canonical args hash 0.1 stored for ``args``, or None where it must not be used.
+
+    ``kept`` is this release's canonical form of the same args: where 0.1 would drop a field
+    that it keeps (a ``nonce``, a scheduled ``timestamp``), the two releases disagree about
+    the intent, and no 0.1 row may stand for this call.
+    """
     if policy.mode is CompareMode.WHOLE or not isinstance(args, dict):
         return None
     volatile = _VOLATILE | {v.lower() for v in policy.volatile_fields if "." not in v}
     try:
-        return stable_hash(canonical_json(_walk(args, "", None, 1, None, policy, volatile)))
-    except (InvalidInput, UnicodeError):
+        return stable_hash(canonical_json(_walk(args, "", None, 1, None, policy, volatile, kept)))
+    except (InvalidInput, UnicodeError, _Dropped):
         return None
 
 
@@ -59,6 +68,7 @@ def _walk(
     sem: bool | None,
     policy: ToolPolicy,
     volatile: frozenset[str],
+    kept: Any,
 ) -> Any:
     if depth > MAX_DEPTH:
         raise InvalidInput("too deep")
@@ -68,15 +78,24 @@ def _walk(
         sem = False
     if isinstance(value, dict):
         out: dict[str, Any] = {}
+        kept_dict = kept if isinstance(kept, dict) else {}
         for raw_key in sorted(value, key=str):
             key = unicodedata.normalize("NFC", str(raw_key))
             child = f"{pattern}.{key}" if pattern else key
             if key.lower() in volatile or child in policy.volatile_fields:
+                if key in kept_dict:
+                    raise _Dropped(key)
                 continue
-            out[key] = _walk(value[raw_key], child, key, depth + 1, sem, policy, volatile)
+            out[key] = _walk(
+                value[raw_key], child, key, depth + 1, sem, policy, volatile, kept_dict.get(key)
+            )
         return out
     if isinstance(value, list):
-        items = [_walk(v, f"{pattern}[]", name, depth + 1, sem, policy, volatile) for v in value]
+        kept_list = kept if isinstance(kept, list) else []
+        items = [
+            _walk(v, f"{pattern}[]", name, depth + 1, sem, policy, volatile, _at(kept_list, i))
+            for i, v in enumerate(value)
+        ]
         if _matches(policy.unordered_fields, pattern, name):
             items.sort(key=canonical_json)
         return items
@@ -93,3 +112,7 @@ def _walk(
             return raw.strip()
         return text.lower() if is_email(text) or is_enum_like(text) else text
     return scalar(value)
+
+
+def _at(items: list[Any], index: int) -> Any:
+    return items[index] if index < len(items) else None

@@ -13,6 +13,8 @@ from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier, verify_leav
 
 __all__ = ["SemanticStage", "group_key"]
 
+_MAX_VERIFIED = 20
+
 
 def group_key(proposal: Proposal, path: str) -> str:
     """The vector group of one semantic leaf: scope, tool, exact signature and path."""
@@ -72,7 +74,9 @@ class SemanticStage:
         leaves = proposal.canonical.semantic_leaves
         ranked = sorted(scores, key=lambda pair: -pair[1])
         ruled_out: tuple[str, str] | None = None
-        for record, score in ranked:
+        # The verifier reads the best candidates only: past these, a match ruled out so many
+        # times over is not worth the work.
+        for record, score in ranked[:_MAX_VERIFIED]:
             band = policy.band(score)
             if band is CosineBand.BELOW:
                 break

@@ -143,7 +143,7 @@ class DedupService:
             replay = sent_hash(call.args)
             found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
         if found is None and self._ledger.has_legacy_calls():
-            legacy = legacy_args_hash(call.args, proposal.policy)
+            legacy = legacy_args_hash(call.args, proposal.policy, proposal.canonical.args)
             if legacy is not None:
                 found = self._ledger.exact_match(
                     scope, call.tool, legacy, since, step, Lookup.LEGACY
@@ -157,7 +157,9 @@ class DedupService:
         aged since), is the same payload.
         """
         call = proposal.call
-        mine = KeyBinding(call.tool, intent, sent_hash(call.args))
+        # What was sent, and for which step: a replay of another step is another payload.
+        sent = stable_hash(canonical_json([sent_hash(call.args), call.run_id, call.step]))
+        mine = KeyBinding(call.tool, intent, sent)
         since = now - proposal.policy.window_seconds
         bound = self._ledger.reserve_key(proposal.scope, key, mine, now, since)
         if bound.tool != mine.tool:
@@ -176,7 +178,10 @@ class DedupService:
         if call.idempotency_key is not None:
             keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
             if keyed is not None:
-                replayed = sent_hash(keyed.sent_args) == sent_hash(call.args)
+                replayed = sent_hash(keyed.sent_args) == sent_hash(call.args) and (
+                    keyed.run_id,
+                    keyed.step,
+                ) == (call.run_id, call.step)
                 if keyed.tool != call.tool or not (
                     keyed.args_hash == proposal.canonical.args_hash or replayed
                 ):

@@ -120,7 +120,8 @@ _ANTONYMS = (
     ("hire", "fire"), ("keep", "drop"), ("keep", "remove"), ("hold", "release"),
     ("confirm", "cancel"), ("book", "cancel"), ("schedule", "cancel"), ("publish", "unpublish"),
     ("own", "other"), ("mine", "yours"), ("internal", "external"), ("public", "private"),
-    ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"),
+    ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"), ("my", "your"),
+    ("legal", "illegal"), ("buyer", "seller"), ("inbox", "outbox"),
     ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
 )  # fmt: skip
 _THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
@@ -131,7 +132,8 @@ _REQUEST = re.compile(
 _ORDINALS = frozenset({"first", "second", "third", "last"})
 # A swapped word says "another thing" only inside enough unchanged context.
 _MIN_SWAP_CONTEXT = 4
-_MAX_ALIGNED_WORDS = 400
+_MAX_ALIGNED_WORDS = 150
+_DIRECTION = frozenset({"from", "to", "into", "onto", "out", "toward", "towards"})
 # Content-word overlap above which a change of negation or of act is a flip, not a rewording.
 _MIN_NEGATION_OVERLAP = 0.7
 _MIN_ACT_OVERLAP = 0.2
@@ -195,7 +197,7 @@ class RuleVerifier:
         self,
         word_cosine: Callable[[str, str], float] | None = None,
         *,
-        min_synonym_cosine: float = 0.75,
+        min_synonym_cosine: float = 0.86,
     ) -> None:
         if not -1.0 <= min_synonym_cosine <= 1.0:
             raise ValueError("min_synonym_cosine must be a cosine in [-1, 1]")
@@ -208,15 +210,20 @@ class RuleVerifier:
         if old == new:
             return Verdict(VerdictKind.CONFIRMED, "same words")
         negation = _negation(old, new)
-        if negation is not None and _overlap(old, new) >= _MIN_NEGATION_OVERLAP:
+        if negation is not None and (
+            _overlap(old, new) >= _MIN_NEGATION_OVERLAP or _negated_kept(old, new)
+        ):
             return Verdict(VerdictKind.DIFFERENT, negation)
         antonym = _antonym(old, new)
         if antonym is not None:
             return Verdict(VerdictKind.DIFFERENT, antonym)
-        if _template(old) == _template(new) and old != new:
+        if _template(old) == _template(new) and _numbers(old) != _numbers(new):
             # The same words around numbers that traded places: "from 12% to 1%" is not
             # "from 1% to 12%", though the bag of numbers is one.
             return Verdict(VerdictKind.DIFFERENT, "numbers traded places")
+        if sorted(old) == sorted(new) and old != new and _DIRECTION & set(old):
+            # The same words in another order around "from"/"to": a reversed direction.
+            return Verdict(VerdictKind.DIFFERENT, "the direction was reversed")
         acts = (_act(stored), _act(proposed))
         if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
             return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
@@ -230,6 +237,8 @@ class RuleVerifier:
         return self._judge_swaps(swaps, context=len([w for w in old if w not in _STOP]))
 
     def _judge_swaps(self, swaps: Sequence[tuple[str, str]], context: int) -> Verdict:
+        # "09" for "9" is one number spelled two ways.
+        swaps = [(a, b) for a, b in swaps if not _same_number(a, b)]
         for before, after in swaps:
             # The bag of numbers can stay the same while they trade places ("240 instead of
             # 200" for "200 instead of 240"): a number that moved is never a rewording.
@@ -258,11 +267,44 @@ def _template(words: list[str]) -> list[str]:
     return ["#" if w[:1].isdigit() else w for w in words]
 
 
+def _number(word: str) -> str:
+    return word.lstrip("0") or "0"
+
+
+def _same_number(a: str, b: str) -> bool:
+    return a[:1].isdigit() and b[:1].isdigit() and _number(a) == _number(b)
+
+
+def _numbers(words: list[str]) -> list[str]:
+    """Numbers in order, spelled alike: "09" is "9"."""
+    return [_number(w) for w in words if w[:1].isdigit()]
+
+
+def _negated_kept(old: list[str], new: list[str]) -> bool:
+    """Whether a word a negation governs in one text appears un-negated in the other:
+    "do not approve the refund, under any circumstances" still says "approve"."""
+    for with_neg, other in ((old, new), (new, old)):
+        plain = {_stem(w) for w in other}
+        for i, word in enumerate(with_neg):
+            if word not in _NEGATIONS:
+                continue
+            governed = [w for w in with_neg[i + 1 : i + 4] if w not in _STOP]
+            if governed and _stem(governed[0]) in plain:
+                return True
+    return False
+
+
 def _typo(before: str, after: str) -> bool:
-    """A misspelling: a long word one or two edits (or swapped neighbours) away."""
+    """A misspelling: a long word one or two edits (or swapped neighbours) away, keeping
+    its first letter, and its last unless letters were swapped ("employer" is no typo of
+    "employee", nor "Mason" of "Jason")."""
     shorter = min(len(before), len(after))
     allowed = 1 if shorter < 8 else 2
-    return shorter >= 5 and OSA.distance(before, after, score_cutoff=allowed) <= allowed
+    if shorter < 5 or before[0] != after[0]:
+        return False
+    if before[-1] != after[-1] and sorted(before) != sorted(after):
+        return False
+    return OSA.distance(before, after, score_cutoff=allowed) <= allowed
 
 
 def _negation(old: list[str], new: list[str]) -> str | None:

@@ -77,3 +77,14 @@ def test_a_key_replayed_after_its_stamp_has_aged_is_the_same_payload(
     assert again.kind is DecisionKind.IN_PROGRESS
     with pytest.raises(IdempotencyKeyReused):
         service.check(ToolCall("s1", "wallet_send", {**sent, "value": 5}, idempotency_key="k1"))
+
+
+def test_a_key_replayed_in_another_step_is_another_payload(
+    service: DedupService, clock: Clock
+) -> None:
+    sent = {"to": "0xabc", "value": 1}
+    step3 = ToolCall("s1", "wallet_send", sent, run_id="r1", step="3", idempotency_key="k2")
+    assert service.check(step3).kind is DecisionKind.PROCEED
+    step4 = ToolCall("s1", "wallet_send", sent, run_id="r1", step="4", idempotency_key="k2")
+    with pytest.raises(IdempotencyKeyReused):
+        service.check(step4)

@@ -82,6 +82,12 @@ def test_old_calls_are_found_and_old_borderline_checks_are_marked(
         # 0.1 kept only the canonical form, so an old call reads back canonical.
         stored = client.get(f"/v1/calls/{old['call_id']}").json()
         assert stored["args"] == {"queue": "it", "title": "Laptop screen flickers"}
+        # 0.1 dropped every nonce; this release keeps it, so no 0.1 row may stand for it.
+        with_nonce = client.post(
+            "/v1/check",
+            json={"session_id": "s1", "tool": "create_ticket", "args": {**ticket, "nonce": 8}},
+        ).json()
+        assert with_nonce["decision"] == "proceed"
         fresh = _check(client, {**SENT, "to": "dana@example.com", "queue": "IT"})
         assert fresh["decision"] == "proceed"
         assert client.get(f"/v1/calls/{fresh['call_id']}").json()["args"]["queue"] == "IT"

@@ -32,8 +32,8 @@ _INSERT = (
     "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash, exact_sig,"
     " exact_leaves, semantic_leaves, intent_key, idempotency_key, status, failure_class,"
     " result_json, error_json, created_at, lease_expires_at, completed_at, attempt_of,"
-    " superseded, run_id, step) VALUES (?,?,?,?,?,?,?,?,?,?,NULL,'succeeded',NULL,?,NULL,?,?,?,"
-    "NULL,0,NULL,NULL)"
+    " superseded, run_id, step, sent_args_json, sent_hash)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,NULL,'succeeded',NULL,?,NULL,?,?,?,NULL,0,NULL,NULL,?,?)"
 )
 _SPAN_SECONDS = 6 * 3600.0  # stored calls are spread over the last six hours
 
@@ -113,16 +113,28 @@ def build_ledger(
         conn.execute("PRAGMA synchronous=OFF")
         conn.execute("PRAGMA cache_size=-262144")  # 256 MiB while loading
         conn.execute("BEGIN")
+        # Used now, as the claims of the stored calls would have marked them: the server's
+        # first purge keeps them.
+        now = time.time()
         conn.executemany(
-            "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector) VALUES (?,?,?,?)",
+            "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector, used_at)"
+            " VALUES (?,?,?,?,?)",
             [
-                (model_id, stable_hash(t), int(v.shape[-1]), np.asarray(v, np.float32).tobytes())
+                (
+                    model_id,
+                    stable_hash(t),
+                    int(v.shape[-1]),
+                    np.asarray(v, np.float32).tobytes(),
+                    now,
+                )
                 for t, v in vectors.items()
             ],
         )
         batch: list[tuple[Any, ...]] = []
         for row in _rows(layout, pool, time.time()):
-            batch.append(row)
+            # The agent sent the canonical form itself: what was sent is the args, and its
+            # hash is the args hash.
+            batch.append((*row, row[4], row[5]))
             if len(batch) == 10_000:
                 conn.executemany(_INSERT, batch)
                 if progress is not None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BARE_ORDINALS", "bare_ordinals", "critical_tokens"]
+__all__ = ["critical_tokens"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -24,7 +24,7 @@ _NUMBER_WORDS = {
 }  # fmt: skip
 # "one", "first" and "second" are left out on purpose: as a pronoun, an adverb and a unit
 # of time they are too common in paraphrases. Digits ("1", "1st") always count, and a
-# swap of bare ordinals sends a match to the verifier (see ``bare_ordinals``).
+# swap of bare ordinals is the verifier's to hold (``dedup/verifier.py``).
 _ORDINAL_WORDS = {
     "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7", "eighth": "8",
     "ninth": "9", "tenth": "10", "eleventh": "11", "twelfth": "12", "thirteenth": "13",
@@ -33,7 +33,6 @@ _ORDINAL_WORDS = {
     "fortieth": "40", "fiftieth": "50", "sixtieth": "60", "seventieth": "70",
     "eightieth": "80", "ninetieth": "90", "hundredth": "100", "thousandth": "1000",
 }  # fmt: skip
-BARE_ORDINALS = frozenset({"first", "second", "last"})
 _TENS = {
     "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
     "eighty": 80, "ninety": 90,
@@ -174,16 +173,6 @@ def _commands(text: str) -> list[str]:
         found.append("$" + " ".join(text[start.start() : stop].split()))
         position = max(stop, start.end())
     return found
-
-
-def bare_ordinals(text: str) -> tuple[str, ...]:
-    """The sorted bare ordinal words ("first", "second", "last") in ``text``.
-
-    They are not critical tokens, because paraphrases use them freely ("first, check the
-    logs"); but two texts that swap one for another are held for a verifier.
-    """
-    words = (w.lower() for w in re.findall(r"[^\W\d_]+", _COMPOUND.sub(_compound, text)))
-    return tuple(sorted(w for w in words if w in BARE_ORDINALS))
 
 
 def critical_tokens(text: str) -> tuple[str, ...]:

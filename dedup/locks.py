@@ -34,7 +34,3 @@ class KeyedLocks:
                 users[0] -= 1
                 if users[0] == 0:
                     del self._locks[key]
-
-    def __len__(self) -> int:
-        with self._mutex:
-            return len(self._locks)

@@ -9,7 +9,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from tooldedup.dedup.errors import CheckTooLarge, Conflict, DedupError, InvalidInput, NotFound
+from tooldedup.dedup.errors import (
+    CheckTooLarge,
+    Conflict,
+    DedupError,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+)
 
 __all__ = ["error_response", "install_error_handlers"]
 
@@ -20,6 +27,7 @@ _STATUS: tuple[tuple[type[DedupError], int], ...] = (
     (Conflict, 409),
     (CheckTooLarge, 413),
     (InvalidInput, 422),
+    (StoreUnavailable, 503),
 )
 
 

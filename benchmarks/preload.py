@@ -24,7 +24,6 @@ from tooldedup.dedup.canonical import canonical_json, canonicalize, intent_key, 
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
-from tooldedup.index.embedding_cache import SqliteVectorStore
 
 __all__ = ["build_ledger", "pool_texts", "pool_vectors"]
 
@@ -107,7 +106,6 @@ def build_ledger(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
     SqliteLedger(path).close()  # the real migrations create the schema
-    SqliteVectorStore(path)
     conn = sqlite3.connect(path, isolation_level=None)
     try:
         conn.execute("PRAGMA synchronous=OFF")

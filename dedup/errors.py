@@ -7,6 +7,7 @@ DedupError
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
+ +-- StoreUnavailable        the database cannot be reached or is busy past its timeout (503)
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "InvalidInput",
     "NotFound",
+    "StoreUnavailable",
 ]
 
 
@@ -66,3 +68,9 @@ class ConfigurationError(DedupError):
     """A setting, model file or optional dependency the service needs is missing or broken."""
 
     code = "configuration_error"
+
+
+class StoreUnavailable(DedupError):
+    """The ledger's database did not answer in time; nothing was decided or stored."""
+
+    code = "store_unavailable"

@@ -120,8 +120,10 @@ class DedupService:
         else:
             for hook in self._hooks:
                 hook.prepare(proposal)
-            # Only checks of one scope and tool wait for each other.
-            with self._locks.hold((proposal.scope, call.tool)):
+            # Only checks of one scope and tool wait for each other: threads of this process
+            # on a lock of their own, then every process sharing the store on the ledger's.
+            scope_tool = (proposal.scope, call.tool)
+            with self._locks.hold(scope_tool), self._ledger.serialized(*scope_tool):
                 # The clock is read again once the lock is held: waiting must not age it.
                 decision = self._decide(proposal, base, self._clock(), dry_run)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)

@@ -9,7 +9,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from tooldedup.index.embedding_cache import CachedEmbedder, SqliteVectorStore
+    from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
     from tooldedup.index.faiss_index import FaissGroupIndex
     from tooldedup.index.onnx_embedder import OnnxEmbedder
     from tooldedup.index.packaged_model import PackagedModel, packaged_model_dir
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "CachedEmbedder": "embedding_cache",
-    "SqliteVectorStore": "embedding_cache",
+    "SqlVectorStore": "embedding_cache",
     "FaissGroupIndex": "faiss_index",
     "OnnxEmbedder": "onnx_embedder",
     "PackagedModel": "packaged_model",
@@ -44,7 +44,7 @@ __all__ = [
     "SentenceTransformerEmbedder",
     "Service",
     "ServiceSettings",
-    "SqliteVectorStore",
+    "SqlVectorStore",
     "build_embedder",
     "build_judge",
     "build_service",

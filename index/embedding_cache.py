@@ -1,4 +1,4 @@
-"""An ``Embedder`` wrapper that caches vectors by text hash, in memory and in SQLite."""
+"""An ``Embedder`` wrapper that caches vectors by text hash, in memory and in the database."""
 
 from __future__ import annotations
 
@@ -6,41 +6,40 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from pathlib import Path
 
 import numpy as np
 
 from tooldedup.dedup.canonical import stable_hash
-from tooldedup.dedup.ledger.connections import SqliteConnections
+from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.protocols import Embedder, Vectors
 
-__all__ = ["CachedEmbedder", "SqliteVectorStore"]
+__all__ = ["CachedEmbedder", "SqlVectorStore"]
 
 
-class SqliteVectorStore(SqliteConnections):
-    """Vectors by (model, text hash) in a SQLite file, so restarts need no re-embedding.
+class SqlVectorStore:
+    """Vectors by (model, text hash) in the ledger's database, shared by every replica.
 
-    The table comes from the ledger's migrations, whether or not this is the ledger file.
+    Restarts and other replicas need no re-embedding. The table comes from the ledger's
+    migrations; the store borrows the ledger's database and leaves closing it to the ledger.
     """
 
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
-        super().__init__(path)
+    def __init__(self, db: Database, *, clock: Callable[[], float] = time.time) -> None:
+        self._db = db
         self._clock = clock
 
     def get_many(self, model: str, hashes: Sequence[str]) -> dict[str, Vectors]:
         """The stored vectors among ``hashes``."""
         found: dict[str, Vectors] = {}
-        conn = self._conn()
         for start in range(0, len(hashes), 500):
             chunk = list(hashes[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            rows = conn.execute(
+            rows = self._db.execute(
                 "SELECT text_hash, vector FROM embeddings"
                 f" WHERE model = ? AND text_hash IN ({marks})",
                 [model, *chunk],
-            )
-            for key, blob in rows:
-                found[key] = np.frombuffer(blob, dtype=np.float32)
+            ).rows
+            for row in rows:
+                found[row["text_hash"]] = np.frombuffer(row["vector"], dtype=np.float32)
         return found
 
     def put_many(self, model: str, items: Iterable[tuple[str, Vectors]]) -> None:
@@ -51,9 +50,9 @@ class SqliteVectorStore(SqliteConnections):
             for key, v in items
         ]
         if rows:
-            self._conn().executemany(
-                "INSERT OR IGNORE INTO embeddings (model, text_hash, dim, vector, used_at)"
-                " VALUES (?,?,?,?,?)",
+            self._db.executemany(
+                "INSERT INTO embeddings (model, text_hash, dim, vector, used_at)"
+                " VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
                 rows,
             )
 
@@ -62,7 +61,7 @@ class CachedEmbedder:
     """Embeds only texts it has not seen, in one call to the wrapped embedder."""
 
     def __init__(
-        self, inner: Embedder, store: SqliteVectorStore | None = None, max_entries: int = 50_000
+        self, inner: Embedder, store: SqlVectorStore | None = None, max_entries: int = 50_000
     ) -> None:
         self._inner = inner
         self._store = store
@@ -80,11 +79,6 @@ class CachedEmbedder:
     def dims(self) -> int:
         """The wrapped embedder's vector size."""
         return self._inner.dims
-
-    def close(self) -> None:
-        """Close the vector store, if any."""
-        if self._store is not None:
-            self._store.close()
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Vectors for ``texts``, computing at most one batch of misses."""

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-__all__ = ["EmbedderBackend", "ServiceSettings", "default_cache_dir"]
+__all__ = ["EmbedderBackend", "ServiceSettings", "default_cache_dir", "parse_db"]
 
 
 class EmbedderBackend(StrEnum):
@@ -24,11 +24,42 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path:
     return Path(base) / "tooldedup"
 
 
+def parse_db(value: str) -> tuple[Path | None, str | None]:
+    """``--db``: a ``postgresql://`` URL, a ``sqlite:///path`` URL, or a plain file path.
+
+    Returns (SQLite path, PostgreSQL URL), exactly one of them set.
+    """
+    text = value.strip()
+    if not text:
+        raise ValueError("--db is empty")
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme in ("postgresql", "postgres"):
+        return None, text
+    if scheme == "sqlite":
+        path = text[len("sqlite://") :]
+        if not path.startswith("/") or path == "/":
+            raise ValueError(
+                "a SQLite URL names a file: sqlite:///relative.db or sqlite:////abs.db"
+            )
+        return Path(path[1:]), None
+    if scheme:
+        raise ValueError(
+            f"--db: unknown scheme {scheme!r} (use postgresql://, sqlite:/// or a path)"
+        )
+    return Path(text), None
+
+
 @dataclass(frozen=True, kw_only=True)
 class ServiceSettings:
     """What the service needs, short of HTTP: storage, policies, model and judge."""
 
     db_path: Path = Path("tooldedup.db")
+    # A PostgreSQL URL (any libpq URL); when set, the ledger lives there, not in ``db_path``.
+    postgres_url: str | None = None
+    # Per process: connections in the pool, and how long a request waits for one (or for
+    # an unreachable database) before it is answered 503.
+    db_pool_size: int = 10
+    db_timeout_seconds: float = 2.0
     policy_path: Path | None = None
     # A sentence-transformers folder; None means the int8 model shipped in the package.
     model_path: Path | None = None

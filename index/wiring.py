@@ -17,13 +17,13 @@ from typing import Any
 from tooldedup.dedup.errors import ConfigurationError, InvalidInput
 from tooldedup.dedup.funnel import ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
-from tooldedup.dedup.ledger import SqliteLedger
+from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
 from tooldedup.dedup.verifier import RuleVerifier
-from tooldedup.index.embedding_cache import CachedEmbedder, SqliteVectorStore
+from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
 from tooldedup.index.llm_judge import OpenAIChatJudge
 from tooldedup.index.onnx_embedder import OnnxEmbedder
@@ -34,6 +34,7 @@ __all__ = [
     "Service",
     "build_embedder",
     "build_judge",
+    "build_ledger",
     "build_service",
     "load_policies",
     "word_cosine",
@@ -104,7 +105,20 @@ def build_judge(settings: ServiceSettings) -> GuardedJudge | None:
     )
 
 
-def load_policies(settings: ServiceSettings, ledger: SqliteLedger) -> PolicySet:
+def build_ledger(settings: ServiceSettings) -> SqlLedger:
+    """The configured ledger: PostgreSQL when a URL is given, else the SQLite file."""
+    if settings.postgres_url is None:
+        return SqliteLedger(settings.db_path)
+    from tooldedup.dedup.ledger.postgres import PostgresLedger
+
+    return PostgresLedger(
+        settings.postgres_url,
+        max_connections=settings.db_pool_size,
+        timeout_seconds=settings.db_timeout_seconds,
+    )
+
+
+def load_policies(settings: ServiceSettings, ledger: SqlLedger) -> PolicySet:
     """Stored policies with the ``--policy`` file on top (the file wins, and is stored)."""
     defaults = ToolPolicy()
     tools_data: dict[str, dict[str, Any]] = {}
@@ -130,13 +144,12 @@ class Service:
     """A built service and the parts the caller may need to reach or close."""
 
     service: DedupService
-    ledger: SqliteLedger
+    ledger: SqlLedger
     embedder: CachedEmbedder
 
     def close(self) -> None:
-        """Stop the service's threads, then close the vector store and the ledger."""
+        """Stop the service's threads, then close the ledger (and with it the vectors)."""
         self.service.close()
-        self.embedder.close()
         self.ledger.close()
 
 
@@ -153,11 +166,10 @@ def build_service(
     and file policies (calibration scores pairs under candidate policies this way).
     """
     model = embedder if embedder is not None else build_embedder(settings)
-    ledger = SqliteLedger(settings.db_path)
+    ledger = build_ledger(settings)
     try:
         chosen = policies if policies is not None else load_policies(settings, ledger)
-        store = SqliteVectorStore(settings.db_path, clock=clock)
-        cached = CachedEmbedder(model, store)
+        cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
         verifier = RuleVerifier(word_cosine=word_cosine(cached))
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
         service = DedupService(

@@ -7,8 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.protocols import Embedder
-from tooldedup.index import CachedEmbedder, SentenceTransformerEmbedder, SqliteVectorStore
+from tooldedup.index import CachedEmbedder, SentenceTransformerEmbedder, SqlVectorStore
 from tooldedup.index.source_model import source_model_dir
 
 TEXTS = [
@@ -52,14 +53,17 @@ def test_paraphrase_scores_above_unrelated(embedder: Embedder) -> None:
 
 
 def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None:
-    store = SqliteVectorStore(tmp_path / "vectors.db")
-    cached = CachedEmbedder(embedder, store)
+    ledger = SqliteLedger(tmp_path / "vectors.db")
+    cached = CachedEmbedder(embedder, SqlVectorStore(ledger.db))
     first = cached.embed(TEXTS)
     assert cached.model_calls == 1
     again = cached.embed([TEXTS[1], TEXTS[0], TEXTS[0]])
     assert cached.model_calls == 1
     assert np.array_equal(again[0], first[1])
+    ledger.close()
     # A new process finds the vectors in SQLite and never calls the model.
-    fresh = CachedEmbedder(embedder, SqliteVectorStore(tmp_path / "vectors.db"))
+    reopened = SqliteLedger(tmp_path / "vectors.db")
+    fresh = CachedEmbedder(embedder, SqlVectorStore(reopened.db))
     assert np.array_equal(fresh.embed(TEXTS), first)
     assert fresh.model_calls == 0
+    reopened.close()

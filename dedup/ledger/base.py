@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -107,8 +108,17 @@ class Ledger(Protocol):
         """Bind an explicit key unless it is bound inside the window; return its binding."""
         ...
 
+    def serialized(self, scope: str, tool: str) -> AbstractContextManager[None]:
+        """Hold (scope, tool) for deciding and claiming, against every process sharing
+        the store; on PostgreSQL, also one transaction for everything inside."""
+        ...
+
     def checkpoint(self) -> None:
         """Do deferred storage housekeeping (a no-op where there is none)."""
+        ...
+
+    def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the store answers now."""
         ...
 
     def latest_attempt(self, record: CallRecord) -> CallRecord:

@@ -1,14 +1,14 @@
-"""Mapping between SQLite rows and ledger records, and the completion rules."""
+"""Mapping between database rows and ledger records, and the completion rules."""
 
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json
 from tooldedup.dedup.ledger.base import Feedback, LogEntry
+from tooldedup.dedup.ledger.database import Row
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, SemanticLeaf
 
 __all__ = [
@@ -43,7 +43,7 @@ def loads(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def record_from_row(row: sqlite3.Row) -> CallRecord:
+def record_from_row(row: Row) -> CallRecord:
     """A ``calls`` row as a record; rows from before 0.2 read back their canonical args."""
     args = json.loads(row["args_json"])
     sent = row["sent_args_json"]
@@ -79,7 +79,7 @@ def record_from_row(row: sqlite3.Row) -> CallRecord:
 _OPEN = (CallStatus.PENDING, CallStatus.UNKNOWN)
 
 
-def log_entry_from_row(row: sqlite3.Row, feedback: Feedback | None) -> LogEntry:
+def log_entry_from_row(row: Row, feedback: Feedback | None) -> LogEntry:
     """A ``decisions`` row as a log entry, with its latest label."""
     return LogEntry(
         check_id=row["check_id"],
@@ -101,7 +101,7 @@ def log_entry_from_row(row: sqlite3.Row, feedback: Feedback | None) -> LogEntry:
     )
 
 
-def feedback_from_row(row: sqlite3.Row) -> Feedback:
+def feedback_from_row(row: Row) -> Feedback:
     """A ``feedback`` row as a record."""
     return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
 
@@ -130,5 +130,5 @@ def describe_outcome(outcome: Outcome) -> str:
 
 
 def with_row_id(record: CallRecord, row_id: int) -> CallRecord:
-    """The record with the row id SQLite gave it."""
+    """The record with the row id the database gave it."""
     return replace(record, row_id=row_id)

@@ -1,0 +1,161 @@
+"""PostgreSQL as a ``Database``: psycopg 3, a connection pool, advisory locks per key."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg.rows import dict_row
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.ledger.database import POSTGRES, Result
+
+__all__ = ["PostgresDatabase"]
+
+_Conn = psycopg.Connection[dict[str, Any]]
+
+
+@functools.lru_cache(maxsize=512)
+def _pg_sql(sql: str) -> str:
+    """The ledger writes ``?`` placeholders; psycopg reads ``%s`` (and a literal ``%%``)."""
+    return sql.replace("%", "%%").replace("?", "%s")
+
+
+class PostgresDatabase:
+    """A pool of autocommit connections; ``write``/``serialized`` bind one to the thread.
+
+    A database that is down, or a pool with no free connection, answers within
+    ``timeout_seconds`` with ``StoreUnavailable`` (a 503), never a hang; the pool
+    reconnects by itself when the database is back.
+    """
+
+    dialect = POSTGRES
+    integrity_error: type[Exception] = psycopg.errors.UniqueViolation
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        min_connections: int = 1,
+        max_connections: int = 10,
+        timeout_seconds: float = 2.0,
+        lock_timeout_seconds: float = 10.0,
+    ) -> None:
+        if not 0 < min_connections <= max_connections:
+            raise ValueError("need 0 < min_connections <= max_connections")
+        if timeout_seconds <= 0 or lock_timeout_seconds <= 0:
+            raise ValueError("timeouts must be positive")
+        self.url = url
+        self._timeout = timeout_seconds
+        # Bounded waits everywhere: a lock holder that hangs, or a statement that does,
+        # ends in an error the caller can retry, not a request that never returns.
+        options = (
+            f"-c lock_timeout={int(lock_timeout_seconds * 1000)}"
+            f" -c statement_timeout={int(lock_timeout_seconds * 2000)}"
+        )
+        self._pool: ConnectionPool[_Conn] = ConnectionPool(
+            url,
+            kwargs={
+                "autocommit": True,
+                "row_factory": dict_row,
+                "connect_timeout": max(1, int(timeout_seconds)),
+                "options": options,
+                "application_name": "tooldedup",
+            },
+            min_size=min_connections,
+            max_size=max_connections,
+            timeout=timeout_seconds,
+            # A connection the server dropped (a restart) is found before use, not by the
+            # request that draws it.
+            check=ConnectionPool.check_connection,
+            reconnect_timeout=86_400.0,
+            open=False,
+            name="tooldedup",
+        )
+        self._local = threading.local()
+        try:
+            self._pool.open(wait=True, timeout=timeout_seconds)
+        except PoolTimeout:
+            self._pool.close()
+            raise StoreUnavailable(
+                f"PostgreSQL did not answer within {timeout_seconds:g} s"
+            ) from None
+
+    @contextmanager
+    def _connection(self) -> Iterator[_Conn]:
+        bound: _Conn | None = getattr(self._local, "conn", None)
+        if bound is not None:
+            yield bound
+            return
+        try:
+            with self._pool.connection() as conn:
+                yield conn
+        except PoolTimeout:
+            raise StoreUnavailable(
+                f"no PostgreSQL connection within {self._timeout:g} s"
+                " (the database is down or every pooled connection is busy)"
+            ) from None
+        except psycopg.OperationalError as exc:
+            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        """Run one statement and fetch what it returns."""
+        with self._connection() as conn:
+            try:
+                cursor = conn.execute(_pg_sql(sql), params)
+                rows: list[Any] = cursor.fetchall() if cursor.description else []
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+        return Result(rows, cursor.rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement once per parameter row (in one round trip, pipelined)."""
+        with self._connection() as conn:
+            try:
+                with conn.cursor() as cursor:
+                    cursor.executemany(_pg_sql(sql), rows)
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """A transaction on a connection bound to this thread; nested, a savepoint."""
+        with self._connection() as conn:
+            outer = getattr(self._local, "conn", None) is None
+            self._local.conn = conn
+            try:
+                with conn.transaction():
+                    yield
+            except psycopg.OperationalError as exc:
+                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+            finally:
+                if outer:
+                    self._local.conn = None
+
+    @contextmanager
+    def serialized(self, key: str) -> Iterator[None]:
+        """One transaction holding a transaction-scoped advisory lock on ``key``.
+
+        The lock is waited on, never tried: a holder that rolls back must not make a
+        waiter assume its work was done. It is released by the commit or rollback, and
+        by the server if this process dies, so a killed worker never leaves it held.
+        """
+        with self.write():
+            self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
+            yield
+
+    def checkpoint(self) -> None:
+        """Nothing to do: the server checkpoints on its own."""
+
+    def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the server answers now."""
+        self.execute("SELECT 1")
+
+    def close(self) -> None:
+        """Close the pool and its connections."""
+        self._pool.close()

@@ -1,0 +1,345 @@
+"""The ledger on a SQL ``Database``: the same statements on SQLite and on PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
+from tooldedup.dedup.errors import Conflict, NotFound
+from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, Lookup
+from tooldedup.dedup.ledger.database import Database
+from tooldedup.dedup.ledger.log_store import SqlLogStore
+from tooldedup.dedup.ledger.migrations import migrate
+from tooldedup.dedup.ledger.rows import (
+    COLUMNS,
+    LIVE,
+    describe,
+    describe_outcome,
+    dumps,
+    may_complete,
+    record_from_row,
+    with_row_id,
+)
+from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
+
+__all__ = ["SqlLedger"]
+
+
+_LOOKUP_SQL = {
+    Lookup.ARGS: " AND args_hash = ?",
+    Lookup.SENT: " AND sent_hash = ?",
+    Lookup.LEGACY: " AND sent_args_json IS NULL AND args_hash = ?",
+}
+
+
+class SqlLedger(SqlLogStore):
+    """Calls, outcomes, policies and the decision log in one SQL database."""
+
+    _legacy: bool | None = None
+
+    def __init__(self, db: Database) -> None:
+        super().__init__(db)
+        self.migrations = migrate(db)
+
+    @contextmanager
+    def serialized(self, scope: str, tool: str) -> Iterator[None]:
+        """Decide and claim for (scope, tool) one at a time, across every process."""
+        with self.db.serialized(canonical_json([scope, tool])):
+            yield
+
+    def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the database answers."""
+        self.db.ping()
+
+    def candidates(
+        self,
+        scope: str,
+        tool: str,
+        exact_signature: str,
+        since: float,
+        limit: int,
+        step: tuple[str, str] | None = None,
+    ) -> list[CallRecord]:
+        """Live calls sharing scope, tool and exact signature (and step), newest first."""
+        where, params = _step_filter(step)
+        rows = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
+            f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, exact_signature, since, *params, limit),
+        ).rows
+        return [record_from_row(r) for r in rows]
+
+    def exact_match(
+        self,
+        scope: str,
+        tool: str,
+        digest: str,
+        since: float,
+        step: tuple[str, str] | None = None,
+        lookup: Lookup = Lookup.ARGS,
+    ) -> CallRecord | None:
+        """The newest live call whose ``lookup`` hash is ``digest``, by index, not by scan."""
+        where, params = _step_filter(step)
+        where += _LOOKUP_SQL[lookup]
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}{where}"
+            " ORDER BY created_at DESC, row_id DESC LIMIT 1",
+            (scope, tool, since, *params, digest),
+        ).one()
+        return None if row is None else record_from_row(row)
+
+    def has_legacy_calls(self) -> bool:
+        """Whether rows written by release 0.1 (no args as sent) are still stored."""
+        if self._legacy is None or self._legacy:
+            found = self.db.execute(
+                "SELECT 1 FROM calls WHERE sent_args_json IS NULL LIMIT 1"
+            ).one()
+            # Only purges remove them, and nothing writes them again: once gone, gone.
+            self._legacy = found is not None
+        return self._legacy
+
+    def reserve_key(
+        self, scope: str, key: str, binding: KeyBinding, now: float, since: float
+    ) -> KeyBinding:
+        """Bind ``key`` to this tool and intent unless it is bound inside the window.
+
+        Returns the binding in force: this call's, or the earlier one's. One statement, so
+        concurrent checks in any process agree on the first.
+        """
+        self.db.execute(
+            "INSERT INTO idempotency_keys (scope, key, tool, intent_key, sent_hash, created_at)"
+            " VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET tool = excluded.tool,"
+            " intent_key = excluded.intent_key, sent_hash = excluded.sent_hash,"
+            " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?",
+            (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
+        )
+        row = self.db.execute(
+            "SELECT tool, intent_key, sent_hash FROM idempotency_keys WHERE scope = ? AND key = ?",
+            (scope, key),
+        ).one()
+        assert row is not None  # just written, and keys are purged only past their window
+        return KeyBinding(str(row["tool"]), str(row["intent_key"]), str(row["sent_hash"]))
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database, off the request path."""
+        self.db.checkpoint()
+
+    def latest_attempt(self, record: CallRecord) -> CallRecord:
+        """The newest retry in ``record``'s chain of attempts (``record`` if none)."""
+        current = record
+        for _ in range(1000):  # a chain is short; the bound only guards against a cycle
+            row = self.db.execute(
+                # A retry is claimed in its original's scope and tool: saying so lets the
+                # (scope, tool, created_at) index serve a lookup that would scan every call.
+                f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND attempt_of = ?"
+                " ORDER BY row_id DESC LIMIT 1",
+                (current.scope, current.tool, current.call_id),
+            ).one()
+            if row is None:
+                break
+            current = record_from_row(row)
+        return current
+
+    def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
+        """Live calls of ``tool`` in ``scope``, newest first."""
+        rows = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}"
+            " ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope, tool, since, limit),
+        ).rows
+        return [record_from_row(r) for r in rows]
+
+    def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
+        """The newest call claimed with this explicit key."""
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ?"
+            " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
+            (scope, key, since),
+        ).one()
+        return None if row is None else record_from_row(row)
+
+    def claim(
+        self, record: CallRecord, *, live_since: float | None = None
+    ) -> CallRecord | ClaimConflict:
+        """Store a pending claim; if ``record.attempt_of`` is set, retire that attempt.
+
+        With ``live_since``, a live call of the same intent created since then (claimed by
+        another process after this one looked) wins, and the claim is not stored.
+        """
+        db = self.db
+        try:
+            with db.write():
+                if live_since is not None:
+                    holder = self._live_holder(record, live_since)
+                    if holder is not None:
+                        return ClaimConflict(holder)
+                row_id = self._insert(record)
+        except db.integrity_error:
+            # The unique index on pending intents is the last guard: a claim that raced
+            # past every lock still finds the holder here.
+            holder = self._pending_holder(record)
+            if holder is None:
+                raise
+            return ClaimConflict(holder)
+        return with_row_id(record, row_id)
+
+    def _live_holder(self, record: CallRecord, live_since: float) -> CallRecord | None:
+        # The intent key hashes scope and tool, so naming them changes no answer; it lets
+        # the (scope, tool, created_at) index serve the lookup, which otherwise walks every
+        # live call in the window (a full scan at 1M stored calls).
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ?"
+            f" AND intent_key = ? AND {LIVE}"
+            " AND NOT (status = 'failed' AND failure_class = 'retryable')"
+            " ORDER BY row_id DESC LIMIT 1",
+            (record.scope, record.tool, record.intent_key, live_since),
+        ).one()
+        return None if row is None else record_from_row(row)
+
+    def _insert(self, record: CallRecord) -> int:
+        db = self.db
+        inserted = db.execute(
+            "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
+            " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
+            " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json,"
+            " sent_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING row_id",
+            (
+                record.call_id,
+                record.scope,
+                record.session_id,
+                record.tool,
+                canonical_json(record.args),
+                record.args_hash,
+                record.exact_signature,
+                canonical_json([list(p) for p in record.exact_leaves]),
+                canonical_json([[x.path, x.text] for x in record.semantic_leaves]),
+                record.intent_key,
+                record.idempotency_key,
+                CallStatus.PENDING.value,
+                record.created_at,
+                record.lease_expires_at,
+                record.attempt_of,
+                record.run_id,
+                record.step,
+                # As sent, key order and number spelling kept: this is what callers read.
+                json.dumps(record.sent_args, ensure_ascii=False, allow_nan=False),
+                sent_hash(record.sent_args),
+            ),
+        ).one()
+        assert inserted is not None
+        if record.attempt_of is not None:
+            db.execute("UPDATE calls SET superseded = 1 WHERE call_id = ?", (record.attempt_of,))
+        # A stored call keeps its texts' vectors from being purged with older calls.
+        hashes = sorted({stable_hash(leaf.text) for leaf in record.semantic_leaves})
+        for start in range(0, len(hashes), 500):
+            chunk = hashes[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            db.execute(
+                f"UPDATE embeddings SET used_at = ? WHERE text_hash IN ({marks})",
+                (record.created_at, *chunk),
+            )
+        return int(inserted["row_id"])
+
+    def _pending_holder(self, record: CallRecord) -> CallRecord | None:
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND"
+            " (intent_key = ? OR (scope = ? AND idempotency_key = ?)) LIMIT 1",
+            (record.intent_key, record.scope, record.idempotency_key),
+        ).one()
+        return None if row is None else record_from_row(row)
+
+    def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
+        """Record a call's outcome; repeating the same outcome is a no-op."""
+        db = self.db
+        with db.write():
+            # Locked (on PostgreSQL) until the commit: two reports of one call take turns.
+            current = db.execute(
+                f"SELECT {COLUMNS} FROM calls WHERE call_id = ?{db.dialect.for_update}", (call_id,)
+            ).one()
+            if current is None:
+                raise NotFound(f"no call with id {call_id!r}")
+            record = record_from_row(current)
+            if not may_complete(record, outcome):
+                raise Conflict(
+                    f"call {call_id} is already {describe(record)};"
+                    f" it cannot become {describe_outcome(outcome)}"
+                )
+            if record.status is outcome.status and record.failure_class is outcome.failure_class:
+                # A repeated report is a no-op; the same status with another result is not.
+                same = (dumps(record.result), dumps(record.error)) == (
+                    dumps(outcome.result),
+                    dumps(outcome.error),
+                )
+                if not same:
+                    raise Conflict(
+                        f"call {call_id} is already {describe(record)} with another result;"
+                        " a stored outcome is never replaced"
+                    )
+                return record
+            updated = db.execute(
+                "UPDATE calls SET status = ?, failure_class = ?, result_json = ?, error_json = ?,"
+                f" completed_at = ? WHERE call_id = ? RETURNING {COLUMNS}",
+                (
+                    outcome.status.value,
+                    None if outcome.failure_class is None else outcome.failure_class.value,
+                    dumps(outcome.result),
+                    dumps(outcome.error),
+                    now,
+                    call_id,
+                ),
+            ).one()
+            assert updated is not None
+            return record_from_row(updated)
+
+    def get(self, call_id: str) -> CallRecord | None:
+        """One call by id."""
+        found = self.db.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = ?", (call_id,)).one()
+        return None if found is None else record_from_row(found)
+
+    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
+        """A session's calls, oldest first."""
+        rows = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE session_id = ? ORDER BY row_id LIMIT ? OFFSET ?",
+            (session_id, limit, offset),
+        ).rows
+        return [record_from_row(r) for r in rows]
+
+    def purge(self, before: float) -> int:
+        """Delete calls created before ``before``, and the keys and vectors only they used."""
+        db = self.db
+        with db.write():
+            removed = db.execute("DELETE FROM calls WHERE created_at < ?", (before,)).rowcount
+            db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (before,))
+            # A vector not needed by a call claimed since ``before`` serves no stored call.
+            db.execute("DELETE FROM embeddings WHERE used_at < ?", (before,))
+        return int(removed)
+
+    def load_policies(self) -> dict[str, dict[str, Any]]:
+        """Stored per-tool policy overrides."""
+        rows = self.db.execute("SELECT tool, policy_json FROM policies").rows
+        return {row["tool"]: json.loads(row["policy_json"]) for row in rows}
+
+    def save_policy(self, tool: str, data: dict[str, Any]) -> None:
+        """Store one tool's policy."""
+        now = time.time()  # when it was saved, for people; nothing compares it
+        self.db.execute(
+            "INSERT INTO policies (tool, policy_json, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT (tool) DO UPDATE SET policy_json = excluded.policy_json,"
+            " updated_at = excluded.updated_at",
+            (tool, canonical_json(data), now),
+        )
+
+    def close(self) -> None:
+        """Release the database's connections."""
+        self.db.close()
+
+
+def _step_filter(step: tuple[str, str] | None) -> tuple[str, tuple[str, ...]]:
+    """SQL that keeps only calls of one (run id, step), when the check names one."""
+    if step is None:
+        return "", ()
+    return " AND COALESCE(run_id, '') = ? AND COALESCE(step, '') = ?", step

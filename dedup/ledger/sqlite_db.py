@@ -1,0 +1,151 @@
+"""SQLite as a ``Database``: one WAL file, a connection per thread, locks across processes."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.ledger.database import SQLITE, Result
+from tooldedup.dedup.ledger.file_locks import FileStripeLocks
+from tooldedup.dedup.locks import KeyedLocks
+
+__all__ = ["SqliteDatabase"]
+
+logger = logging.getLogger(__name__)
+
+
+class SqliteDatabase:
+    """A WAL-mode SQLite file with a connection per calling thread, all closed together.
+
+    ``serialized`` locks a stripe of ``<file>-dedup-lock`` that every process opening the
+    same file shares, so processes on one file decide one (scope, tool) at a time.
+    """
+
+    dialect = SQLITE
+    integrity_error: type[Exception] = sqlite3.IntegrityError
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._local = threading.local()
+        self._conns: list[sqlite3.Connection] = []
+        self._conns_lock = threading.Lock()
+        self._file_locks: FileStripeLocks | None = None
+        self._thread_locks = KeyedLocks()
+        if FileStripeLocks.supported():
+            self._file_locks = FileStripeLocks(path.with_name(path.name + "-dedup-lock"))
+        else:
+            logger.warning(
+                "no open-file-description locks on this platform: run one process per"
+                " SQLite file (%s)",
+                path,
+            )
+
+    def _conn(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
+            conn.row_factory = sqlite3.Row
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            conn.execute("PRAGMA busy_timeout=30000")
+            # Request threads rarely checkpoint; the service's maintenance thread does.
+            conn.execute("PRAGMA wal_autocheckpoint=20000")
+            self._local.conn = conn
+            with self._conns_lock:
+                self._conns.append(conn)
+        return conn
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
+        """Run one statement and fetch what it returns."""
+        try:
+            cursor = self._conn().execute(sql, params)
+            rows: list[Any] = cursor.fetchall()
+        except sqlite3.OperationalError as exc:
+            _raise_if_unavailable(exc)
+            raise
+        return Result(rows, cursor.rowcount)
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
+        """Run one statement once per parameter row."""
+        try:
+            self._conn().executemany(sql, rows)
+        except sqlite3.OperationalError as exc:
+            _raise_if_unavailable(exc)
+            raise
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; inside another transaction, a savepoint."""
+        conn = self._conn()
+        if conn.in_transaction:
+            conn.execute("SAVEPOINT nested")
+            try:
+                yield
+            except BaseException:
+                conn.execute("ROLLBACK TO nested")
+                conn.execute("RELEASE nested")
+                raise
+            conn.execute("RELEASE nested")
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            _raise_if_unavailable(exc)
+            raise
+        try:
+            yield
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def serialized(self, key: str) -> Iterator[None]:
+        """Hold ``key``'s stripe of the lock file: other threads and processes wait."""
+        if self._file_locks is None:
+            with self._thread_locks.hold(key):
+                yield
+            return
+        with self._file_locks.hold(key):
+            yield
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database, off the request path."""
+        self.execute("PRAGMA wal_checkpoint(PASSIVE)")
+
+    def ping(self) -> None:
+        """Raise ``StoreUnavailable`` unless the file answers."""
+        self.execute("SELECT 1")
+
+    def connect_apart(self) -> sqlite3.Connection:
+        """A connection of its own (a long export must not hold a request thread's)."""
+        conn = sqlite3.connect(self.path, timeout=30)
+        conn.row_factory = sqlite3.Row
+        return conn
+
+    def close(self) -> None:
+        """Release connections and lock descriptors."""
+        with self._conns_lock:
+            for conn in self._conns:
+                conn.close()
+            self._conns.clear()
+        self._local = threading.local()
+        if self._file_locks is not None:
+            self._file_locks.close()
+
+
+def _raise_if_unavailable(exc: sqlite3.OperationalError) -> None:
+    """A busy, locked or unreadable file is a 503 to retry, not a bug."""
+    text = str(exc)
+    if any(word in text for word in ("locked", "busy", "disk I/O", "unable to open")):
+        raise StoreUnavailable(f"the SQLite file is unavailable: {text}") from exc

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import FastAPI, Header, Query, Request, Response
+from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
@@ -31,7 +32,7 @@ from tooldedup.api.schemas import (
     SessionCalls,
 )
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.errors import InvalidInput, StoreUnavailable
 from tooldedup.dedup.explain import explain_data
 from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
 from tooldedup.dedup.protocols import Embedder
@@ -52,6 +53,12 @@ _WARM_UP = "warm up the embedding model once at start"
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422)
 }
+
+
+class _Health:
+    """What /healthz reports; written by the maintenance thread only."""
+
+    store_up = True
 
 
 def _tool_name(raw: str) -> str:
@@ -114,6 +121,7 @@ def create_app(
     cached.embed([_WARM_UP])
     metrics = Metrics()
     gate = ScopeGate()
+    health = _Health()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -122,14 +130,22 @@ def create_app(
         def maintain_until_stopped() -> None:
             next_purge = 0.0
             while not stop.is_set():
-                if time.monotonic() >= next_purge:
-                    removed = service.purge(
-                        settings.retention_seconds, settings.log_retention_seconds
-                    )
-                    if removed:
-                        logger.info("purged %d calls past retention", removed)
-                    next_purge = time.monotonic() + settings.purge_interval_seconds
-                service.maintain()
+                try:
+                    built.ledger.ping()
+                    health.store_up = True
+                    if time.monotonic() >= next_purge:
+                        removed = service.purge(
+                            settings.retention_seconds, settings.log_retention_seconds
+                        )
+                        if removed:
+                            logger.info("purged %d calls past retention", removed)
+                        next_purge = time.monotonic() + settings.purge_interval_seconds
+                    service.maintain()
+                except StoreUnavailable as exc:
+                    # The database is away: say so on /healthz and try again next round.
+                    if health.store_up:
+                        logger.warning("store unavailable: %s", exc.message)
+                    health.store_up = False
                 stop.wait(settings.checkpoint_interval_seconds)
 
         # A thread of our own, joined before the ledger closes: closing a SQLite
@@ -242,10 +258,14 @@ def create_app(
         return {"tool": tool, "custom": True, "policy": policy_to_mapping(policy)}
 
     # Both run on the event loop, never queued behind checks in the thread pool.
-    @app.get("/healthz")
-    async def healthz() -> dict[str, str]:
-        """Liveness: the service answers."""
-        return {"status": "ok", "model": cached.model_id}
+    @app.get("/healthz", responses={503: {"description": "the store is unreachable"}})
+    async def healthz() -> JSONResponse:
+        """The service answers; 503 while its store is unreachable (checked every round
+        of the maintenance thread, so this never waits on the database)."""
+        store = "up" if health.store_up else "down"
+        body = {"status": "ok" if health.store_up else "degraded", "store": store}
+        body["model"] = cached.model_id
+        return JSONResponse(body, status_code=200 if health.store_up else 503)
 
     @app.get("/metrics")
     async def prometheus_metrics(request: Request) -> Response:

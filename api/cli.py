@@ -11,6 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from tooldedup.api.settings import EmbedderBackend, Settings
+from tooldedup.index.settings import parse_db
 
 __all__ = ["main"]
 
@@ -23,11 +24,15 @@ def _serve(args: argparse.Namespace) -> int:
 
     try:
         api_key = Settings.api_key_from(os.environ, args.api_key_file)
+        db_path, postgres_url = parse_db(args.db)
     except (OSError, ValueError) as exc:
         print(f"tooldedup: {exc}", file=sys.stderr)
         return 2
     settings = Settings(
-        db_path=args.db,
+        db_path=Path("tooldedup.db") if db_path is None else db_path,
+        postgres_url=postgres_url,
+        db_pool_size=args.db_pool_size,
+        db_timeout_seconds=args.db_timeout,
         policy_path=args.policy,
         api_key=api_key,
         model_path=args.model_path,
@@ -41,6 +46,30 @@ def _serve(args: argparse.Namespace) -> int:
         judge_api_key_env=args.judge_api_key_env,
         judge_timeout_seconds=args.judge_timeout,
     )
+    if args.workers > 1:
+        from tooldedup.api.workers import SETTINGS_ENV, settings_to_json
+        from tooldedup.index.wiring import build_ledger
+
+        try:
+            # Migrate once and fail here, with a message, rather than in every worker.
+            build_ledger(settings).close()
+        except DedupError as exc:
+            print(f"tooldedup: {exc.message}", file=sys.stderr)
+            return 2
+
+        # Each worker process builds its own app from these settings; the parent only
+        # holds the socket and restarts a worker that dies.
+        os.environ[SETTINGS_ENV] = settings_to_json(settings)
+        uvicorn.run(
+            "tooldedup.api.workers:app_from_environment",
+            factory=True,
+            workers=args.workers,
+            host=args.host,
+            port=args.port,
+            log_level=args.log_level,
+            access_log=False,
+        )
+        return 0
     try:
         app = create_app(settings)
     except DedupError as exc:
@@ -51,12 +80,27 @@ def _serve(args: argparse.Namespace) -> int:
 
 
 def _export_log(args: argparse.Namespace) -> int:
-    from tooldedup.dedup.ledger import SqliteLedger
+    from tooldedup.dedup.errors import DedupError
+    from tooldedup.dedup.ledger import PostgresLedger, SqliteLedger, SqlLedger
 
-    if not args.db.exists():
-        print(f"tooldedup: no database at {args.db}", file=sys.stderr)
+    try:
+        db_path, postgres_url = parse_db(args.db)
+    except ValueError as exc:
+        print(f"tooldedup: {exc}", file=sys.stderr)
         return 2
-    ledger = SqliteLedger(args.db)
+    ledger: SqlLedger
+    if db_path is not None:
+        if not db_path.exists():
+            print(f"tooldedup: no database at {db_path}", file=sys.stderr)
+            return 2
+        ledger = SqliteLedger(db_path)
+    else:
+        assert postgres_url is not None
+        try:
+            ledger = PostgresLedger(postgres_url)
+        except DedupError as exc:
+            print(f"tooldedup: {exc.message}", file=sys.stderr)
+            return 2
     out = sys.stdout if args.out is None else args.out.open("w", encoding="utf-8")
     try:
         count = 0
@@ -79,7 +123,26 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP service")
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--db", type=Path, default=Path("tooldedup.db"), help="SQLite file")
+    serve.add_argument(
+        "--db",
+        default="tooldedup.db",
+        help="a SQLite file (a path or sqlite:///path) or a postgresql:// URL",
+    )
+    serve.add_argument(
+        "--workers",
+        type=_at_least_one,
+        default=1,
+        help="worker processes on one port; they share the ledger (either backend)",
+    )
+    serve.add_argument(
+        "--db-pool-size", type=_at_least_one, default=10, help="PostgreSQL connections per worker"
+    )
+    serve.add_argument(
+        "--db-timeout",
+        type=_positive,
+        default=2.0,
+        help="seconds to wait for the database (or a pooled connection) before answering 503",
+    )
     serve.add_argument("--policy", type=Path, default=None, help="policy TOML file")
     serve.add_argument("--api-key-file", type=Path, default=None)
     serve.add_argument(
@@ -112,7 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve.set_defaults(run=_serve)
 
     export = commands.add_parser("export-log", help="write the decision log as JSONL")
-    export.add_argument("--db", type=Path, default=Path("tooldedup.db"))
+    export.add_argument("--db", default="tooldedup.db", help="SQLite file or postgresql:// URL")
     export.add_argument("--out", type=Path, default=None, help="file (default: stdout)")
     export.set_defaults(run=_export_log)
     calibrate = commands.add_parser(
@@ -135,6 +198,16 @@ def _positive(text: str) -> float:
     value = float(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _at_least_one(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
     return value
 
 

@@ -10,7 +10,6 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from tooldedup.dedup.errors import (
-    CheckTooLarge,
     Conflict,
     DedupError,
     InvalidInput,
@@ -25,7 +24,6 @@ logger = logging.getLogger(__name__)
 _STATUS: tuple[tuple[type[DedupError], int], ...] = (
     (NotFound, 404),
     (Conflict, 409),
-    (CheckTooLarge, 413),
     (InvalidInput, 422),
     (StoreUnavailable, 503),
 )
@@ -59,7 +57,11 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_dedup_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DedupError)
-        return error_response(_status_of(exc), exc.code, exc.message)
+        response = error_response(_status_of(exc), exc.code, exc.message)
+        if isinstance(exc, StoreUnavailable):
+            # Nothing was decided or stored: the same check may simply be sent again.
+            response.headers["Retry-After"] = "1"
+        return response
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

@@ -3,7 +3,7 @@
 DedupError
  +-- InvalidInput            bad arguments, policy or request (422)
  |    +-- IdempotencyKeyReused   same key, different payload (422)
- |    +-- CheckTooLarge          over the policy's per-check budget (413)
+ |    +-- CheckTooLarge          over the policy's per-check budget (422)
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)

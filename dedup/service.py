@@ -19,7 +19,13 @@ from tooldedup.dedup.canonical import (
     validate_json,
 )
 from tooldedup.dedup.critical import critical_tokens
-from tooldedup.dedup.errors import CheckTooLarge, IdempotencyKeyReused, InvalidInput, NotFound
+from tooldedup.dedup.errors import (
+    CheckTooLarge,
+    IdempotencyKeyReused,
+    InvalidInput,
+    NotFound,
+    StoreUnavailable,
+)
 from tooldedup.dedup.explain import explain_data
 from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, run_funnel
 from tooldedup.dedup.judge import GuardedJudge
@@ -127,7 +133,12 @@ class DedupService:
                 # The clock is read again once the lock is held: waiting must not age it.
                 decision = self._decide(proposal, base, self._clock(), dry_run)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
-        self._log(proposal, decision, now)
+        try:
+            self._log(proposal, decision, now)
+        except StoreUnavailable:
+            # The claim is stored; losing its answer to a log line would make the caller
+            # retry into its own claim. The log misses this line, and says so.
+            logger.warning("decision %s not logged: the store is unavailable", check_id)
         if decision.judge is not None and decision.judge.outcome == "shadow":
             self._borderline.label_later(proposal, decision)
         return decision

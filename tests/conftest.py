@@ -10,6 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import settings as hypothesis_settings
 
+from tests.postgres import LocalPostgres
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.protocols import Embedder
@@ -20,6 +21,20 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 # Hypothesis keeps no example database in the checkout.
 hypothesis_settings.register_profile("tooldedup", database=None)
 hypothesis_settings.load_profile("tooldedup")
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """A real PostgreSQL server for the whole run; each test makes its own database."""
+    server = LocalPostgres()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def postgres_url(postgres: LocalPostgres) -> str:
+    """A new, empty PostgreSQL database."""
+    return postgres.create_database()
 
 
 @pytest.fixture(scope="session")

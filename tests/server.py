@@ -6,6 +6,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,12 +24,20 @@ def _free_port() -> int:
 
 
 @contextmanager
-def serve(db: Path, cache: Path, *extra: str) -> Iterator[httpx.Client]:
+def serve(db: Path | str, cache: Path, *extra: str) -> Iterator[httpx.Client]:
     """Run `tooldedup serve` from this interpreter until the block ends."""
-    command = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(db)]
-    extra = ("--cache-dir", str(cache), *extra)
-    with serve_command(command, *extra) as client:
+    with serve_process(db, cache, *extra) as (client, _):
         yield client
+
+
+@contextmanager
+def serve_process(
+    db: Path | str, cache: Path, *extra: str
+) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
+    """Like ``serve``, with the server process too (to kill it)."""
+    command = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(db)]
+    with _running(command, "--cache-dir", str(cache), *extra) as running:
+        yield running
 
 
 @contextmanager
@@ -39,17 +48,30 @@ def serve_command(
     cwd: Path | None = None,
 ) -> Iterator[httpx.Client]:
     """Run a `tooldedup serve` command line on a free port until the block ends."""
+    with _running(command, *extra, env=env, cwd=cwd) as (client, _):
+        yield client
+
+
+@contextmanager
+def _running(
+    command: list[str],
+    *extra: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
     port = _free_port()
     cmd = [*command, "--port", str(port), "--log-level", "warning", *extra]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"} if env is None else env
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    # The server's output goes to a file: a pipe nobody reads would block it once full.
+    log = tempfile.TemporaryFile()
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while True:
             if proc.poll() is not None:
-                output = proc.stdout.read().decode() if proc.stdout else ""
-                pytest.fail(f"server exited with {proc.returncode}: {output}")
+                log.seek(0)
+                pytest.fail(f"server exited with {proc.returncode}: {log.read().decode()}")
             try:
                 if httpx.get(f"{base}/healthz", timeout=1).status_code == 200:
                     break
@@ -59,16 +81,16 @@ def serve_command(
                 pytest.fail("server did not start within 120 s")
             time.sleep(0.2)
         with httpx.Client(base_url=base, timeout=30) as client:
-            yield client
+            yield client, proc
     finally:
-        proc.terminate()
+        if proc.poll() is None:
+            proc.terminate()
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        log.close()
 
 
 def export_log(db: Path, out: Path) -> subprocess.CompletedProcess[str]:

@@ -231,12 +231,12 @@ def test_the_per_check_budget(client: TestClient) -> None:
         "/v1/check",
         json={"session_id": "s1", "tool": "log", "args": {"notes": _notes(65)}},
     )
-    assert over.status_code == 413
+    assert over.status_code == 422
     assert over.json()["error"]["code"] == "check_too_large"
     assert "max_text_leaves" in over.json()["error"]["message"]
     long_text = {"body": "word " * 14_000}
     chars = client.post("/v1/check", json={"session_id": "s1", "tool": "log", "args": long_text})
-    assert chars.status_code == 413
+    assert chars.status_code == 422
     assert "max_text_chars" in chars.json()["error"]["message"]
     raised = {"max_text_leaves": 100}
     assert client.put("/v1/tools/log/policy", json=raised).status_code == 200

@@ -1,4 +1,4 @@
-"""The SQLite ledger: migrations, claims, completions, purge, append-only log."""
+"""Both ledgers, SQLite and PostgreSQL: migrations, claims, completions, purge, the log."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pytest
 
 from tooldedup.dedup.canonical import canonicalize
 from tooldedup.dedup.errors import Conflict, NotFound
-from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger
+from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
+from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome
 
@@ -38,9 +39,14 @@ def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") ->
     )
 
 
-@pytest.fixture
-def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
-    store = SqliteLedger(tmp_path / "ledger.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlLedger]:
+    """A fresh ledger on each backend: a SQLite file, or a new PostgreSQL database."""
+    store: SqlLedger
+    if request.param == "sqlite":
+        store = SqliteLedger(tmp_path / "ledger.db")
+    else:
+        store = PostgresLedger(request.getfixturevalue("postgres").create_database())
     yield store
     store.close()
 
@@ -56,7 +62,7 @@ def test_schema_is_migrated_once(tmp_path: Path) -> None:
     assert mode == "wal"
 
 
-def test_claim_roundtrip(ledger: SqliteLedger) -> None:
+def test_claim_roundtrip(ledger: SqlLedger) -> None:
     stored = ledger.claim(_record("c1"))
     assert isinstance(stored, CallRecord)
     assert stored.row_id > 0
@@ -67,7 +73,7 @@ def test_claim_roundtrip(ledger: SqliteLedger) -> None:
     assert ledger.candidates("s", "send", stored.exact_signature, 101.0, 10) == []
 
 
-def test_second_pending_claim_of_an_intent_conflicts(ledger: SqliteLedger) -> None:
+def test_second_pending_claim_of_an_intent_conflicts(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
     conflict = ledger.claim(_record("c2"))
     assert isinstance(conflict, ClaimConflict)
@@ -103,7 +109,7 @@ def test_second_pending_claim_of_an_intent_conflicts(ledger: SqliteLedger) -> No
     ],
 )
 def test_completion_transitions(
-    ledger: SqliteLedger, first: Outcome, second: Outcome, allowed: bool
+    ledger: SqlLedger, first: Outcome, second: Outcome, allowed: bool
 ) -> None:
     ledger.claim(_record("c1"))
     ledger.complete("c1", first, 200.0)
@@ -115,12 +121,12 @@ def test_completion_transitions(
         assert ledger.get("c1").status is first.status  # type: ignore[union-attr]
 
 
-def test_completion_of_unknown_call(ledger: SqliteLedger) -> None:
+def test_completion_of_unknown_call(ledger: SqlLedger) -> None:
     with pytest.raises(NotFound):
         ledger.complete("nope", Outcome(CallStatus.SUCCEEDED), 1.0)
 
 
-def test_retry_supersedes_the_failed_attempt(ledger: SqliteLedger) -> None:
+def test_retry_supersedes_the_failed_attempt(ledger: SqlLedger) -> None:
     first = ledger.claim(_record("c1"))
     assert isinstance(first, CallRecord)
     ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
@@ -131,7 +137,7 @@ def test_retry_supersedes_the_failed_attempt(ledger: SqliteLedger) -> None:
     assert ledger.get("c1") is not None  # history is kept
 
 
-def test_purge_removes_only_old_calls(ledger: SqliteLedger) -> None:
+def test_purge_removes_only_old_calls(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_old"))
     ledger.claim(_record("new", created_at=1000.0, intent="ik_new"))
     assert ledger.purge(500.0) == 1
@@ -139,7 +145,7 @@ def test_purge_removes_only_old_calls(ledger: SqliteLedger) -> None:
     assert ledger.get("new") is not None
 
 
-def test_decision_log_is_append_only(ledger: SqliteLedger, tmp_path: Path) -> None:
+def test_decision_log_is_append_only(ledger: SqlLedger) -> None:
     entry = LogEntry(
         "chk_1",
         1.0,
@@ -158,18 +164,18 @@ def test_decision_log_is_append_only(ledger: SqliteLedger, tmp_path: Path) -> No
     )
     ledger.append_log(entry)
     assert list(ledger.iter_log()) == [entry]
-    conn = sqlite3.connect(tmp_path / "ledger.db")
-    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("UPDATE decisions SET decision = 'duplicate'")
+    with pytest.raises(Exception, match="append-only"):
+        ledger.db.execute("UPDATE decisions SET decision = 'duplicate'")
+    assert list(ledger.iter_log()) == [entry]
 
 
-def test_policies_are_stored(ledger: SqliteLedger) -> None:
+def test_policies_are_stored(ledger: SqlLedger) -> None:
     ledger.save_policy("t", {"min_cosine_duplicate": 0.95})
     ledger.save_policy("t", {"min_cosine_duplicate": 0.97})
     assert ledger.load_policies() == {"t": {"min_cosine_duplicate": 0.97}}
 
 
-def test_claim_rechecks_live_calls_of_the_intent(ledger: SqliteLedger) -> None:
+def test_claim_rechecks_live_calls_of_the_intent(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
     ledger.complete("c1", Outcome(CallStatus.SUCCEEDED, result=1), 150.0)
     # Another process looked before c1 existed and now tries to claim the same intent.
@@ -181,7 +187,7 @@ def test_claim_rechecks_live_calls_of_the_intent(ledger: SqliteLedger) -> None:
     assert isinstance(fresh, CallRecord)
 
 
-def test_latest_attempt_follows_the_chain(ledger: SqliteLedger) -> None:
+def test_latest_attempt_follows_the_chain(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
     ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
     ledger.claim(replace(_record("c2"), attempt_of="c1"))
@@ -190,7 +196,7 @@ def test_latest_attempt_follows_the_chain(ledger: SqliteLedger) -> None:
     assert ledger.latest_attempt(first).call_id == "c2"
 
 
-def test_exact_match_finds_the_newest_live_call(ledger: SqliteLedger) -> None:
+def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
     ledger.complete("old", Outcome(CallStatus.SUCCEEDED), 11.0)
     ledger.claim(_record("new", created_at=20.0, intent="ik_b"))

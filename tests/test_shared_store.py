@@ -1,0 +1,157 @@
+"""Several server processes on one store, through HTTP: one proceed per intent, nothing lost.
+
+Each backend runs the same races: PostgreSQL with two `serve --workers 2` (four processes),
+SQLite with two processes on one file. Then a replica is killed with SIGKILL under load.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.postgres import LocalPostgres
+from tests.server import serve, serve_process
+
+pytestmark = pytest.mark.slow
+
+_CORES = [
+    "the Q3 report is attached",
+    "I have attached the Q3 report",
+    "attached is the Q3 report",
+    "please find the Q3 report attached",
+    "I've attached the Q3 report",
+    "the Q3 report is attached here",
+    "here is the Q3 report, attached",
+    "you will find the Q3 report attached",
+]
+# Forty rewordings of one message; checked one after another, every one after the first
+# is a duplicate of whichever came first.
+PARAPHRASES = [f"Hi Bob, {core}{end}" for end in (".", "!", " .", "..", "") for core in _CORES]
+
+
+def _store(backend: str, tmp_path: Path, postgres: LocalPostgres | None) -> str:
+    if backend == "postgres":
+        assert postgres is not None
+        return postgres.create_database()
+    return str(tmp_path / "shared.db")
+
+
+@pytest.fixture(params=["postgres", "sqlite"])
+def replicas(
+    request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path
+) -> Iterator[list[httpx.Client]]:
+    """Two servers on one store: on PostgreSQL each runs two workers (four processes)."""
+    backend = request.param
+    postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
+    store = _store(backend, tmp_path, postgres)
+    workers = ("--workers", "2") if backend == "postgres" else ()
+    with ExitStack() as stack:
+        yield [stack.enter_context(serve(store, model_cache, *workers)) for _ in range(2)]
+
+
+def _check(client: httpx.Client, session: str, body: str) -> dict[str, Any]:
+    response = client.post(
+        "/v1/check",
+        json={
+            "session_id": session,
+            "tool": "send_email",
+            "args": {"to": "bob@x.co", "body": body},
+        },
+    )
+    assert response.status_code == 200, response.text
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def _race(replicas: list[httpx.Client], session: str, bodies: list[str]) -> Counter[str]:
+    """Send every body at once, spread over the replicas; count the decisions."""
+    start = threading.Barrier(len(bodies))
+
+    def one(i: int) -> str:
+        start.wait()
+        return str(_check(replicas[i % len(replicas)], session, bodies[i])["decision"])
+
+    with ThreadPoolExecutor(len(bodies)) as pool:
+        return Counter(pool.map(one, range(len(bodies))))
+
+
+def test_identical_checks_on_every_process_give_one_proceed(
+    replicas: list[httpx.Client],
+) -> None:
+    decisions = _race(replicas, "same", ["Hi Bob, the Q3 report is attached."] * 200)
+    assert decisions["proceed"] == 1
+    assert decisions["in_progress"] == 199
+
+
+def test_concurrent_paraphrases_give_one_proceed_per_round(replicas: list[httpx.Client]) -> None:
+    for round_number in range(5):
+        decisions = _race(replicas, f"round-{round_number}", PARAPHRASES)
+        assert decisions == Counter({"proceed": 1, "in_progress": 39}), round_number
+
+
+@pytest.mark.parametrize("backend", ["postgres", "sqlite"])
+def test_sigkill_of_a_replica_loses_no_acknowledged_claim(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path
+) -> None:
+    postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
+    store = _store(backend, tmp_path, postgres)
+    acknowledged: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    counter = itertools.count()
+    with (
+        serve(store, model_cache) as survivor,
+        serve_process(store, model_cache) as (victim, victim_process),
+    ):
+        stop = threading.Event()
+
+        def load(client: httpx.Client) -> None:
+            while not stop.is_set():
+                n = next(counter)
+                body = f"Invoice {n} for order {n * 7}: please pay by Friday."
+                try:
+                    answer = _check(client, f"load-{n % 5}", body)
+                except httpx.TransportError:
+                    return  # the victim died mid-request: that call was never acknowledged
+                if answer["decision"] == "proceed":
+                    with lock:
+                        acknowledged.append((answer["call_id"], body))
+
+        threads = [threading.Thread(target=load, args=(c,)) for c in (victim, victim) * 3]
+        threads += [threading.Thread(target=load, args=(survivor,)) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        while True:
+            with lock:
+                if len(acknowledged) >= 60:
+                    break
+        os.kill(victim_process.pid, signal.SIGKILL)
+        victim_process.wait()
+        while True:
+            with lock:
+                if len(acknowledged) >= 90:
+                    break
+        stop.set()
+        for thread in threads:
+            thread.join()
+        # Every call that was answered ``proceed`` is stored, whoever answered it.
+        for call_id, body in acknowledged:
+            stored = survivor.get(f"/v1/calls/{call_id}")
+            assert stored.status_code == 200, call_id
+            assert stored.json()["args"]["body"] == body
+        # And the survivor goes on deciding against them.
+        call_id, body = acknowledged[0]
+        n = body.split()[1]
+        again = _check(survivor, f"load-{int(n) % 5}", body)
+        assert again["decision"] == "in_progress"
+        assert again["match"]["call_id"] == call_id

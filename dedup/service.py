@@ -126,12 +126,17 @@ class DedupService:
         else:
             for hook in self._hooks:
                 hook.prepare(proposal)
-            # Only checks of one scope and tool wait for each other: threads of this process
-            # on a lock of their own, then every process sharing the store on the ledger's.
-            scope_tool = (proposal.scope, call.tool)
-            with self._locks.hold(scope_tool), self._ledger.serialized(*scope_tool):
-                # The clock is read again once the lock is held: waiting must not age it.
-                decision = self._decide(proposal, base, self._clock(), dry_run)
+            # First without any lock: an answer that claims nothing (a duplicate, a call in
+            # progress) stays true whatever other checks do meanwhile, so it needs no lock.
+            decision = self._decide(proposal, base, now, claim=False)
+            if decision.kind is DecisionKind.PROCEED and not dry_run:
+                # A claim: decided again under the (scope, tool) lock, which threads of this
+                # process and then every process sharing the store wait on, so that of
+                # concurrent checks of one intent exactly one proceeds.
+                scope_tool = (proposal.scope, call.tool)
+                with self._locks.hold(scope_tool), self._ledger.serialized(*scope_tool):
+                    # The clock is read again once the lock is held: waiting must not age it.
+                    decision = self._decide(proposal, base, self._clock(), claim=True)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
             self._log(proposal, decision, now)
@@ -184,7 +189,8 @@ class DedupService:
                 f"idempotency key {key!r} was used for a different payload in this scope"
             )
 
-    def _decide(self, proposal: Proposal, base: Decision, now: float, dry_run: bool) -> Decision:
+    def _decide(self, proposal: Proposal, base: Decision, now: float, *, claim: bool) -> Decision:
+        """The funnel's answer; with ``claim``, a ``proceed`` is also stored (under the lock)."""
         call, policy = proposal.call, proposal.policy
         step = call.workflow_step
         since = now - policy.window_seconds
@@ -205,7 +211,9 @@ class DedupService:
                 # A retried call's key answers for its newest attempt, not the failed one.
                 keyed = self._ledger.latest_attempt(keyed)
                 report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
-                return self._answer(proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now)
+                return self._answer(
+                    proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim
+                )
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
         )
@@ -217,7 +225,9 @@ class DedupService:
         same = self._identical(proposal, since)
         if same is not None and same.call_id not in ruled_out:
             report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((same.call_id, 1.0),))
-            return self._answer(proposal, base, Match(same, Stage.EXACT, 1.0), (report,), now)
+            return self._answer(
+                proposal, base, Match(same, Stage.EXACT, 1.0), (report,), now, claim
+            )
         limit = policy.candidate_limit(len(proposal.canonical.semantic_leaves))
         candidates = self._ledger.candidates(
             proposal.scope, call.tool, proposal.canonical.exact_signature, since, limit, step
@@ -232,10 +242,10 @@ class DedupService:
             match, base = self._borderline.resolve(proposal, match, base)
         base = replace(base, reports=reports)
         if match is not None:
-            return self._answer(proposal, base, match, reports, now)
+            return self._answer(proposal, base, match, reports, now, claim)
         if not candidates:
             base = self._explain_difference(proposal, base, since)
-        return self._claim(proposal, base, now, None) if not dry_run else base
+        return self._claim(proposal, base, now, None) if claim else base
 
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
@@ -252,10 +262,11 @@ class DedupService:
         match: Match,
         reports: tuple[StageReport, ...],
         now: float,
+        claim: bool,
     ) -> Decision:
         kind = answer_for(match.call, now)
         decision = replace(base, kind=kind, match=match, reports=reports)
-        if kind is DecisionKind.PROCEED and not base.dry_run:
+        if kind is DecisionKind.PROCEED and claim:
             # A retryable failure: a new attempt of the same intent, linked to the last one.
             return self._claim(proposal, decision, now, match.call.call_id)
         return decision

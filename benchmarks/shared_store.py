@@ -11,7 +11,8 @@ completed), in sessions of 100. Then wrk, a C load generator in its own process,
   concurrency 1: p50 and p99.
 
 Each is run ``--runs`` times; the table gives the median of the runs. PostgreSQL is a real
-server started from the binaries of the ``pgserver`` wheel, on a Unix socket.
+server started from the binaries of the ``pgserver`` wheel, on a Unix socket, with its
+durable defaults (fsync on).
 """
 
 from __future__ import annotations
@@ -170,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("this benchmark needs wrk: apt-get install wrk", file=sys.stderr)
         return 2
     rows = []
-    postgres = LocalPostgres()
+    postgres = LocalPostgres(durable=True)
     try:
         with tempfile.TemporaryDirectory(prefix="tooldedup-shared-") as tmp:
             for backend, workers in CONFIGS:

@@ -45,7 +45,7 @@ def _run_as() -> dict[str, Any]:
 class LocalPostgres:
     """One PostgreSQL cluster in a temporary folder, which can be stopped and restarted."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, durable: bool = False) -> None:
         # Not under pytest's tmp_path: that is private to root, and socket paths are short.
         self.root = Path(tempfile.mkdtemp(prefix="tdpg-"))
         self.data = self.root / "data"
@@ -66,7 +66,9 @@ class LocalPostgres:
         )
         with (self.data / "postgresql.conf").open("a") as conf:
             # Sockets only; tests make many short connections from several processes.
-            conf.write("listen_addresses = ''\nmax_connections = 200\nfsync = off\n")
+            conf.write("listen_addresses = ''\nmax_connections = 200\n")
+            # Tests need no flush to disk; a benchmark keeps PostgreSQL's durable defaults.
+            conf.write("" if durable else "fsync = off\n")
             conf.write(f"unix_socket_directories = '{self.root}'\n")
         self.start()
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import threading
+import time
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +26,27 @@ _Conn = psycopg.Connection[dict[str, Any]]
 def _pg_sql(sql: str) -> str:
     """The ledger writes ``?`` placeholders; psycopg reads ``%s`` (and a literal ``%%``)."""
     return sql.replace("%", "%%").replace("?", "%s")
+
+
+class _StaleCheck:
+    """Ask the server whether a pooled connection is alive only if it sat idle a while.
+
+    A connection used a moment ago is almost surely alive, and the round trip would cost
+    about as much as the statement it guards; one idle past ``idle_seconds`` may have been
+    cut by a restart, and is checked (and replaced) before a request draws it.
+    """
+
+    def __init__(self, idle_seconds: float) -> None:
+        self._idle_seconds = idle_seconds
+        self._last_used: weakref.WeakKeyDictionary[_Conn, float] = weakref.WeakKeyDictionary()
+
+    def __call__(self, conn: _Conn) -> None:
+        last = self._last_used.get(conn)
+        if last is None or time.monotonic() - last > self._idle_seconds:
+            ConnectionPool.check_connection(conn)
+
+    def used(self, conn: _Conn) -> None:
+        self._last_used[conn] = time.monotonic()
 
 
 class PostgresDatabase:
@@ -54,10 +77,15 @@ class PostgresDatabase:
         self._timeout = timeout_seconds
         # Bounded waits everywhere: a lock holder that hangs, or a statement that does,
         # ends in an error the caller can retry, not a request that never returns.
+        # Commits outside ``write``/``serialized`` (decision log lines, cached vectors) do
+        # not wait for the WAL flush: losing the last of them to a server crash loses no
+        # claim. Claims, outcomes and key bindings are written in transactions that do wait.
         options = (
             f"-c lock_timeout={int(lock_timeout_seconds * 1000)}"
             f" -c statement_timeout={int(lock_timeout_seconds * 2000)}"
+            " -c synchronous_commit=off"
         )
+        self._stale = _StaleCheck(idle_seconds=1.0)
         self._pool: ConnectionPool[_Conn] = ConnectionPool(
             url,
             kwargs={
@@ -72,7 +100,7 @@ class PostgresDatabase:
             timeout=timeout_seconds,
             # A connection the server dropped (a restart) is found before use, not by the
             # request that draws it.
-            check=ConnectionPool.check_connection,
+            check=self._stale,
             reconnect_timeout=86_400.0,
             open=False,
             name="tooldedup",
@@ -94,7 +122,10 @@ class PostgresDatabase:
             return
         try:
             with self._pool.connection() as conn:
-                yield conn
+                try:
+                    yield conn
+                finally:
+                    self._stale.used(conn)
         except PoolTimeout:
             raise StoreUnavailable(
                 f"no PostgreSQL connection within {self._timeout:g} s"
@@ -130,6 +161,9 @@ class PostgresDatabase:
             self._local.conn = conn
             try:
                 with conn.transaction():
+                    if outer:
+                        # This transaction's commit waits for the WAL flush (see options).
+                        conn.execute("SET LOCAL synchronous_commit TO on")
                     yield
             except psycopg.OperationalError as exc:
                 raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc

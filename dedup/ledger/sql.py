@@ -107,21 +107,24 @@ class SqlLedger(SqlLogStore):
     ) -> KeyBinding:
         """Bind ``key`` to this tool and intent unless it is bound inside the window.
 
-        Returns the binding in force: this call's, or the earlier one's. One statement, so
+        Returns the binding in force: this call's, or the earlier one's. One upsert, so
         concurrent checks in any process agree on the first.
         """
-        self.db.execute(
-            "INSERT INTO idempotency_keys (scope, key, tool, intent_key, sent_hash, created_at)"
-            " VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET tool = excluded.tool,"
-            " intent_key = excluded.intent_key, sent_hash = excluded.sent_hash,"
-            " created_at = excluded.created_at WHERE idempotency_keys.created_at < ?",
-            (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
-        )
-        row = self.db.execute(
-            "SELECT tool, intent_key, sent_hash FROM idempotency_keys WHERE scope = ? AND key = ?",
-            (scope, key),
-        ).one()
-        assert row is not None  # just written, and keys are purged only past their window
+        with self.db.write():
+            self.db.execute(
+                "INSERT INTO idempotency_keys (scope, key, tool, intent_key, sent_hash,"
+                " created_at) VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET"
+                " tool = excluded.tool, intent_key = excluded.intent_key,"
+                " sent_hash = excluded.sent_hash, created_at = excluded.created_at"
+                " WHERE idempotency_keys.created_at < ?",
+                (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
+            )
+            row = self.db.execute(
+                "SELECT tool, intent_key, sent_hash FROM idempotency_keys"
+                " WHERE scope = ? AND key = ?",
+                (scope, key),
+            ).one()
+        assert row is not None  # just written, in the same transaction
         return KeyBinding(str(row["tool"]), str(row["intent_key"]), str(row["sent_hash"]))
 
     def checkpoint(self) -> None:

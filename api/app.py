@@ -120,6 +120,7 @@ def create_app(
     # The first model call is slow (allocation, kernel selection): pay it before serving.
     cached.embed([_WARM_UP])
     metrics = Metrics()
+    metrics.model_calls.set_function(lambda: cached.model_calls)
     gate = ScopeGate()
     health = _Health()
 

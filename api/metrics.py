@@ -28,6 +28,12 @@ class Metrics:
             buckets=_BUCKETS,
             registry=self.registry,
         )
+        self.model_calls = Gauge(
+            "tooldedup_model_calls",
+            "Calls this process made to the embedding model (texts found in the cache or the"
+            " database cost none).",
+            registry=self.registry,
+        )
         self.in_progress = Gauge(
             "tooldedup_checks_in_progress",
             "Checks received and not yet answered, waiting or deciding.",

@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Embedder", "VectorIndex", "Vectors"]
+__all__ = ["CachingEmbedder", "Embedder", "VectorIndex", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -28,6 +28,14 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed ``texts`` in one model call; rows are unit length."""
+        ...
+
+
+class CachingEmbedder(Embedder, Protocol):
+    """An embedder that keeps vectors; new ones reach its shared store in the background."""
+
+    def persist(self, texts: Sequence[str]) -> None:
+        """Store these texts' vectors now (a claimed call's: other replicas will need them)."""
         ...
 
 

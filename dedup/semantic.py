@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.funnel import Proposal, StageResult, leaf_texts, top_scored
 from tooldedup.dedup.policy import CompareMode, CosineBand
-from tooldedup.dedup.protocols import Embedder, VectorIndex, Vectors
+from tooldedup.dedup.protocols import CachingEmbedder, VectorIndex, Vectors
 from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
 from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier, verify_leaves
 
@@ -25,7 +25,7 @@ def group_key(proposal: Proposal, path: str) -> str:
 class SemanticStage:
     """Cosine similarity of each free-text leaf, through a vector index."""
 
-    def __init__(self, embedder: Embedder, index: VectorIndex, verifier: Verifier) -> None:
+    def __init__(self, embedder: CachingEmbedder, index: VectorIndex, verifier: Verifier) -> None:
         self._embedder = embedder
         self._index = index
         self._verifier = verifier
@@ -136,15 +136,17 @@ class SemanticStage:
         self._index.clear()
 
     def claimed(self, proposal: Proposal, record: CallRecord) -> None:
-        """Embed a newly claimed call's leaves now and add them to loaded groups.
+        """Store a newly claimed call's vectors and add them to loaded groups.
 
-        Embedding at claim time (a cache hit when this check already embedded them) means
-        a later group load never waits on the model.
+        Stored with the claim (they were embedded before it), so a later group load, here or
+        in another replica, never waits on the model.
         """
         leaves = proposal.canonical.semantic_leaves
         if not leaves:
             return
-        vectors = self._embedder.embed([leaf.text for leaf in leaves])
+        texts = [leaf.text for leaf in leaves]
+        vectors = self._embedder.embed(texts)
+        self._embedder.persist(texts)
         for leaf, vector in zip(leaves, vectors, strict=True):
             self._index.add(group_key(proposal, leaf.path), record.row_id, vector)
 

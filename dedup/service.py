@@ -157,7 +157,9 @@ class DedupService:
         found = self._ledger.exact_match(
             scope, call.tool, proposal.canonical.args_hash, since, step
         )
-        if found is None:
+        if found is None and proposal.canonical.timed:
+            # Only a stamp that aged past the tolerance makes the same bytes canonicalise
+            # otherwise; without one, this lookup could find nothing the first did not.
             replay = sent_hash(call.args)
             found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
         if found is None and self._ledger.has_legacy_calls():

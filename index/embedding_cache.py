@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -14,6 +15,8 @@ from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.protocols import Embedder, Vectors
 
 __all__ = ["CachedEmbedder", "SqlVectorStore"]
+
+logger = logging.getLogger(__name__)
 
 
 class SqlVectorStore:
@@ -58,7 +61,13 @@ class SqlVectorStore:
 
 
 class CachedEmbedder:
-    """Embeds only texts it has not seen, in one call to the wrapped embedder."""
+    """Embeds only texts it has not seen, in one call to the wrapped embedder.
+
+    Vectors are kept in memory and in the store. A check's new vectors are written by a
+    background thread, off the request path (most checks end as duplicates, and nothing
+    stored needs their texts); ``persist`` writes a claimed call's at once, so another
+    replica loading that call never calls the model for it.
+    """
 
     def __init__(
         self, inner: Embedder, store: SqlVectorStore | None = None, max_entries: int = 50_000
@@ -69,6 +78,10 @@ class CachedEmbedder:
         self._memory: OrderedDict[str, Vectors] = OrderedDict()
         self._lock = threading.Lock()
         self.model_calls = 0
+        self._unwritten: dict[str, Vectors] = {}
+        self._wake = threading.Condition(self._lock)
+        self._closed = False
+        self._writer: threading.Thread | None = None
 
     @property
     def model_id(self) -> str:
@@ -94,18 +107,63 @@ class CachedEmbedder:
         if missing and self._store is not None:
             found.update(self._store.get_many(self.model_id, missing))
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
+        fresh: dict[str, Vectors] = {}
         if todo:
             self.model_calls += 1
             computed = self._inner.embed(list(todo.values()))
             fresh = dict(zip(todo, computed, strict=True))
             found.update(fresh)
-            if self._store is not None:
-                self._store.put_many(self.model_id, fresh.items())
         with self._lock:
             for key in missing:
                 self._memory[key] = found[key]
             while len(self._memory) > self._max_entries:
                 self._memory.popitem(last=False)
+            if fresh and self._store is not None and not self._closed:
+                if len(self._unwritten) < self._max_entries:  # else: a cache, let them go
+                    self._unwritten.update(fresh)
+                self._start_writer()
+                self._wake.notify()
         if not keys:
             return np.zeros((0, self.dims), dtype=np.float32)
         return np.stack([found[k] for k in keys])
+
+    def persist(self, texts: Sequence[str]) -> None:
+        """Write these texts' vectors to the store now, if the background has not yet."""
+        if self._store is None:
+            return
+        keys = dict.fromkeys(stable_hash(t) for t in texts)
+        with self._lock:
+            due = {k: self._unwritten.pop(k) for k in keys if k in self._unwritten}
+        if due:
+            self._store.put_many(self.model_id, due.items())
+
+    def _start_writer(self) -> None:
+        if self._writer is None:
+            self._writer = threading.Thread(
+                target=self._write_behind, name="tooldedup-vectors", daemon=True
+            )
+            self._writer.start()
+
+    def _write_behind(self) -> None:
+        assert self._store is not None
+        while True:
+            with self._lock:
+                while not self._unwritten and not self._closed:
+                    self._wake.wait()
+                if not self._unwritten:
+                    return
+                batch, self._unwritten = self._unwritten, {}
+            try:
+                self._store.put_many(self.model_id, batch.items())
+            except Exception:
+                # A cache write: the vectors stay in memory, and are computed again elsewhere.
+                logger.warning("could not store %d vectors", len(batch), exc_info=True)
+
+    def close(self) -> None:
+        """Write what is left, then stop the writer (before the store's database closes)."""
+        with self._lock:
+            self._closed = True
+            self._wake.notify()
+            writer = self._writer
+        if writer is not None:
+            writer.join()

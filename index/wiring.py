@@ -148,8 +148,9 @@ class Service:
     embedder: CachedEmbedder
 
     def close(self) -> None:
-        """Stop the service's threads, then close the ledger (and with it the vectors)."""
+        """Stop the service's threads, write the last vectors, then close the ledger."""
         self.service.close()
+        self.embedder.close()
         self.ledger.close()
 
 

@@ -60,6 +60,7 @@ def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None
     again = cached.embed([TEXTS[1], TEXTS[0], TEXTS[0]])
     assert cached.model_calls == 1
     assert np.array_equal(again[0], first[1])
+    cached.close()  # the background writer stores what is left
     ledger.close()
     # A new process finds the vectors in SQLite and never calls the model.
     reopened = SqliteLedger(tmp_path / "vectors.db")

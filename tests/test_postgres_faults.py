@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -117,3 +119,17 @@ def _waiting_on_lock(conn: psycopg.Connection[Any]) -> bool:
         "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
     ).fetchone()
     return row is not None and row[0] > 0
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_an_unreachable_database_stops_the_start(tmp_path: Path, workers: str) -> None:
+    url = f"postgresql://postgres@/x?host={tmp_path}"  # no server listens there
+    command = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", url]
+    done = subprocess.run(
+        [*command, "--workers", workers, "--db-timeout", "0.5", "--port", "9"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2
+    assert "PostgreSQL did not answer" in done.stderr

@@ -1,7 +1,7 @@
 """Several server processes on one store, through HTTP: one proceed per intent, nothing lost.
 
-Each backend runs the same races: PostgreSQL with two `serve --workers 2` (four processes),
-SQLite with two processes on one file. Then a replica is killed with SIGKILL under load.
+Each backend runs the same races with two `serve --workers 2` (four processes) on one
+PostgreSQL database or one SQLite file. Then a replica is killed with SIGKILL under load.
 """
 
 from __future__ import annotations
@@ -51,13 +51,12 @@ def _store(backend: str, tmp_path: Path, postgres: LocalPostgres | None) -> str:
 def replicas(
     request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path
 ) -> Iterator[list[httpx.Client]]:
-    """Two servers on one store: on PostgreSQL each runs two workers (four processes)."""
+    """Two servers of two workers each on one store: four processes."""
     backend = request.param
     postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
     store = _store(backend, tmp_path, postgres)
-    workers = ("--workers", "2") if backend == "postgres" else ()
     with ExitStack() as stack:
-        yield [stack.enter_context(serve(store, model_cache, *workers)) for _ in range(2)]
+        yield [stack.enter_context(serve(store, model_cache, "--workers", "2")) for _ in range(2)]
 
 
 def _check(client: httpx.Client, session: str, body: str) -> dict[str, Any]:
@@ -155,3 +154,25 @@ def test_sigkill_of_a_replica_loses_no_acknowledged_claim(
         again = _check(survivor, f"load-{int(n) % 5}", body)
         assert again["decision"] == "in_progress"
         assert again["match"]["call_id"] == call_id
+
+
+def _model_calls(client: httpx.Client) -> float:
+    for line in client.get("/metrics").text.splitlines():
+        if line.startswith("tooldedup_model_calls "):
+            return float(line.split()[1])
+    raise AssertionError("no tooldedup_model_calls in /metrics")
+
+
+def test_a_replica_never_embeds_what_another_embedded(
+    postgres: LocalPostgres, model_cache: Path
+) -> None:
+    store = postgres.create_database()
+    with serve(store, model_cache) as first, serve(store, model_cache) as second:
+        text = "Reminder: the quarterly review moved to the large meeting room."
+        before = _model_calls(first)
+        assert _check(first, "one", text)["decision"] == "proceed"
+        assert _model_calls(first) == before + 1
+        # Another session on the other replica: a new claim, and no model call for it.
+        before = _model_calls(second)
+        assert _check(second, "two", text)["decision"] == "proceed"
+        assert _model_calls(second) == before

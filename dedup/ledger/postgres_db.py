@@ -11,10 +11,11 @@ from contextlib import contextmanager
 from typing import Any
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.errors import ConfigurationError, StoreUnavailable
 from tooldedup.dedup.ledger.database import POSTGRES, Result
 
 __all__ = ["PostgresDatabase"]
@@ -73,6 +74,13 @@ class PostgresDatabase:
             raise ValueError("need 0 < min_connections <= max_connections")
         if timeout_seconds <= 0 or lock_timeout_seconds <= 0:
             raise ValueError("timeouts must be positive")
+        try:
+            conninfo_to_dict(url)
+        except psycopg.ProgrammingError:
+            # libpq's message quotes the URL, which may hold a password: not repeated here.
+            raise ConfigurationError(
+                "--db is not a valid PostgreSQL URL (libpq could not parse it)"
+            ) from None
         self.url = url
         self._timeout = timeout_seconds
         # Bounded waits everywhere: a lock holder that hangs, or a statement that does,

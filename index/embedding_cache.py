@@ -17,6 +17,7 @@ from tooldedup.dedup.protocols import Embedder, Vectors
 __all__ = ["CachedEmbedder", "SqlVectorStore"]
 
 logger = logging.getLogger(__name__)
+_BATCH_SECONDS = 0.05
 
 
 class SqlVectorStore:
@@ -81,6 +82,7 @@ class CachedEmbedder:
         self._unwritten: dict[str, Vectors] = {}
         self._wake = threading.Condition(self._lock)
         self._closed = False
+        self._closing = threading.Event()
         self._writer: threading.Thread | None = None
 
     @property
@@ -152,6 +154,10 @@ class CachedEmbedder:
                     self._wake.wait()
                 if not self._unwritten:
                     return
+            # Let a batch gather: one write of many vectors costs the database far less than
+            # one per check.
+            self._closing.wait(_BATCH_SECONDS)
+            with self._lock:
                 batch, self._unwritten = self._unwritten, {}
             try:
                 self._store.put_many(self.model_id, batch.items())
@@ -163,6 +169,7 @@ class CachedEmbedder:
         """Write what is left, then stop the writer (before the store's database closes)."""
         with self._lock:
             self._closed = True
+            self._closing.set()
             self._wake.notify()
             writer = self._writer
         if writer is not None:

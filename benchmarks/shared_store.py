@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -122,8 +123,18 @@ def _measure(
     return row
 
 
+def _revision() -> str:
+    done = subprocess.run(
+        ["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or "unknown"
+
+
 def _table(rows: list[dict[str, Any]], args: argparse.Namespace) -> str:
     lines = [
+        f"Revision {_revision()}, `python -m benchmarks.shared_store --runs {args.runs}"
+        f" --seconds {args.seconds:g} --calls {args.calls}`.",
+        "",
         f"Medians of {args.runs} wrk runs of {args.seconds:g} s each; {args.calls} stored calls"
         " in sessions of 100; 2 cores shared by server, database and wrk.",
         "",

@@ -127,7 +127,8 @@ def test_readme_session_on_the_lean_install(venv: Path, tmp_path: Path) -> None:
         assert carol["decision"] == "proceed"
     # Nothing was downloaded or written but the database.
     assert sorted(p.name for p in home.rglob("*")) == []
-    assert {p.name for p in work.iterdir()} <= {"x.db", "x.db-wal", "x.db-shm"}
+    # The database, its write-ahead log and the lock file processes sharing it wait on.
+    assert {p.name for p in work.iterdir()} <= {"x.db", "x.db-wal", "x.db-shm", "x.db-dedup-lock"}
 
 
 def test_calibrate_names_the_extra_it_needs(venv: Path, tmp_path: Path) -> None:

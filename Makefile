@@ -6,12 +6,14 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install run test lint bench bench-load clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml client/pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	# torch first and pinned: the local CPU wheel, not gigabytes of CUDA.
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
+	# The light client distribution, with the SDKs its integrations hook into.
+	$(BIN)/pip install --quiet -e './client[mcp,openai-agents,langchain]'
 	# mypy cannot follow setuptools' editable import hook: it reads this link tree instead.
 	mkdir -p $(VENV)/typecheck/tooldedup
 	for d in dedup index api calibration; do ln -sfn $(CURDIR)/$$d $(VENV)/typecheck/tooldedup/$$d; done

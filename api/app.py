@@ -65,6 +65,8 @@ def _tool_name(raw: str) -> str:
     tool = raw.strip()
     if not tool or len(tool) > 256:
         raise InvalidInput("tool must be 1 to 256 characters")
+    if "\x00" in tool:
+        raise InvalidInput("tool must not contain NUL (U+0000)")
     return tool
 
 
@@ -194,6 +196,7 @@ def create_app(
             run_id=body.run_id,
             step=None if body.step is None else str(body.step),
             idempotency_key=key,
+            attempt_token=body.attempt_token,
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):

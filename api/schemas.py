@@ -39,6 +39,8 @@ def _valid_unicode(value: str | None) -> str | None:
             raise ValueError("must be valid Unicode") from None
         if not value.strip():
             raise ValueError("must not be blank")
+        if "\x00" in value:
+            raise ValueError("must not contain NUL (U+0000)")
     return value
 
 
@@ -54,11 +56,13 @@ class CheckRequest(BaseModel):
     run_id: Name | None = None
     step: Name | StrictInt | None = None
     idempotency_key: Name | None = None
+    # Made by the client once per logical check and resent on its own retries.
+    attempt_token: Name | None = None
     dry_run: StrictBool = False
 
-    _check_text = field_validator("session_id", "tool", "scope", "run_id", "idempotency_key")(
-        _valid_unicode
-    )
+    _check_text = field_validator(
+        "session_id", "tool", "scope", "run_id", "idempotency_key", "attempt_token"
+    )(_valid_unicode)
 
 
 class MatchOut(BaseModel):

@@ -3,6 +3,7 @@
 DedupError
  +-- InvalidInput            bad arguments, policy or request (422)
  |    +-- IdempotencyKeyReused   same key, different payload (422)
+ |    |    +-- AttemptTokenReused  same attempt token, different payload (422)
  |    +-- CheckTooLarge          over the policy's per-check budget (422)
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
@@ -13,6 +14,7 @@ DedupError
 from __future__ import annotations
 
 __all__ = [
+    "AttemptTokenReused",
     "CheckTooLarge",
     "ConfigurationError",
     "Conflict",
@@ -44,6 +46,12 @@ class IdempotencyKeyReused(InvalidInput):
     """An idempotency key was reused with a different payload."""
 
     code = "idempotency_key_reused"
+
+
+class AttemptTokenReused(IdempotencyKeyReused):
+    """An attempt token was reused with a different payload."""
+
+    code = "attempt_token_reused"
 
 
 class CheckTooLarge(InvalidInput):

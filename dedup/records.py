@@ -89,6 +89,9 @@ class ToolCall:
     run_id: str | None = None
     step: str | None = None
     idempotency_key: str | None = None
+    # Made by the client once per logical check and resent on its retries: a repeat gets
+    # the first answer, ``proceed`` with the same call id included.
+    attempt_token: str | None = None
 
     @property
     def effective_scope(self) -> str:
@@ -157,6 +160,7 @@ class CallRecord:
     run_id: str | None = None
     step: str | None = None
     sent_args: JSON = None
+    attempt_token: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from tooldedup.dedup.canonical import (
 )
 from tooldedup.dedup.critical import critical_tokens
 from tooldedup.dedup.errors import (
+    AttemptTokenReused,
     CheckTooLarge,
     IdempotencyKeyReused,
     InvalidInput,
@@ -33,6 +34,7 @@ from tooldedup.dedup.ledger.base import (
     ClaimConflict,
     Feedback,
     KeyBinding,
+    KeyKind,
     Ledger,
     LogEntry,
     Lookup,
@@ -118,7 +120,9 @@ class DedupService:
         proposal = Proposal(call, canonical, policy)
         key = intent_key(proposal.scope, call.tool, canonical, call.run_id, call.step)
         if call.idempotency_key is not None and not dry_run:
-            self._bind_key(proposal, call.idempotency_key, key, now)
+            self._bind_key(proposal, call.idempotency_key, key, now, KeyKind.IDEMPOTENCY)
+        if call.attempt_token is not None and not dry_run:
+            self._bind_key(proposal, call.attempt_token, key, now, KeyKind.ATTEMPT)
         check_id = "chk_" + uuid.uuid4().hex
         base = Decision(DecisionKind.PROCEED, check_id, key, None, None, dry_run=dry_run)
         if policy.side_effect is SideEffect.READ:
@@ -129,7 +133,7 @@ class DedupService:
             # First without any lock: an answer that claims nothing (a duplicate, a call in
             # progress) stays true whatever other checks do meanwhile, so it needs no lock.
             decision = self._decide(proposal, base, now, claim=False)
-            if decision.kind is DecisionKind.PROCEED and not dry_run:
+            if decision.kind is DecisionKind.PROCEED and decision.call is None and not dry_run:
                 # A claim: decided again under the (scope, tool) lock, which threads of this
                 # process and then every process sharing the store wait on, so that of
                 # concurrent checks of one intent exactly one proceeds.
@@ -170,8 +174,11 @@ class DedupService:
                 )
         return found
 
-    def _bind_key(self, proposal: Proposal, key: str, intent: str, now: float) -> None:
-        """One explicit key, one intent: another tool or payload under it is refused.
+    def _bind_key(
+        self, proposal: Proposal, key: str, intent: str, now: float, kind: KeyKind
+    ) -> None:
+        """One explicit key (or attempt token), one intent: another tool or payload under
+        it is refused.
 
         The same intent, or the same arguments byte for byte (a replay whose timestamps have
         aged since), is the same payload.
@@ -181,21 +188,26 @@ class DedupService:
         sent = stable_hash(canonical_json([sent_hash(call.args), call.run_id, call.step]))
         mine = KeyBinding(call.tool, intent, sent)
         since = now - proposal.policy.window_seconds
-        bound = self._ledger.reserve_key(proposal.scope, key, mine, now, since)
+        bound = self._ledger.reserve_key(proposal.scope, key, mine, now, since, kind)
+        error, name = (
+            (IdempotencyKeyReused, "idempotency key")
+            if kind is KeyKind.IDEMPOTENCY
+            else (AttemptTokenReused, "attempt token")
+        )
         if bound.tool != mine.tool:
-            raise IdempotencyKeyReused(
-                f"idempotency key {key!r} was used for another tool in this scope"
-            )
+            raise error(f"{name} {key!r} was used for another tool in this scope")
         if mine.intent_key != bound.intent_key and mine.sent_hash != bound.sent_hash:
-            raise IdempotencyKeyReused(
-                f"idempotency key {key!r} was used for a different payload in this scope"
-            )
+            raise error(f"{name} {key!r} was used for a different payload in this scope")
 
     def _decide(self, proposal: Proposal, base: Decision, now: float, *, claim: bool) -> Decision:
         """The funnel's answer; with ``claim``, a ``proceed`` is also stored (under the lock)."""
         call, policy = proposal.call, proposal.policy
         step = call.workflow_step
         since = now - policy.window_seconds
+        if call.attempt_token is not None:
+            first = self._ledger.by_attempt_token(proposal.scope, call.attempt_token, since)
+            if first is not None:
+                return self._repeat_attempt(proposal, base, first, now, claim)
         if call.idempotency_key is not None:
             keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
             if keyed is not None:
@@ -249,6 +261,22 @@ class DedupService:
             base = self._explain_difference(proposal, base, since)
         return self._claim(proposal, base, now, None) if claim else base
 
+    def _repeat_attempt(
+        self, proposal: Proposal, base: Decision, first: CallRecord, now: float, claim: bool
+    ) -> Decision:
+        """A check resent with its attempt token, after it claimed ``first``.
+
+        While that claim is pending, the answer it got is given again: ``proceed``, with the
+        same call id (the first answer was lost on the way, so the tool has not run). Once
+        it is completed, the tool ran, and the check is answered like any repeat of it.
+        """
+        report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="attempt token")
+        if first.status is CallStatus.PENDING and now < first.lease_expires_at:
+            note = "a retry of this check (same attempt token): the first answer again"
+            return replace(base, call=first, reports=(report,), notes=(*base.notes, note))
+        match = Match(self._ledger.latest_attempt(first), Stage.EXACT, 1.0)
+        return self._answer(proposal, base, match, (report,), now, claim)
+
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
         self._borderline.drain(timeout)
@@ -297,6 +325,7 @@ class DedupService:
             run_id=call.run_id,
             step=call.step,
             sent_args=call.args,
+            attempt_token=call.attempt_token,
         )
         claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
         if isinstance(claimed, ClaimConflict):

@@ -10,7 +10,22 @@ from typing import Any, Protocol
 
 from tooldedup.dedup.records import CallRecord, Outcome
 
-__all__ = ["ClaimConflict", "Feedback", "KeyBinding", "Ledger", "LogEntry", "Lookup"]
+__all__ = [
+    "ClaimConflict",
+    "Feedback",
+    "KeyBinding",
+    "KeyKind",
+    "Ledger",
+    "LogEntry",
+    "Lookup",
+]
+
+
+class KeyKind(StrEnum):
+    """What a caller-made key names: a side effect, or one check and its retries."""
+
+    IDEMPOTENCY = "idempotency_keys"
+    ATTEMPT = "attempt_tokens"
 
 
 class Lookup(StrEnum):
@@ -103,9 +118,19 @@ class Ledger(Protocol):
         ...
 
     def reserve_key(
-        self, scope: str, key: str, binding: KeyBinding, now: float, since: float
+        self,
+        scope: str,
+        key: str,
+        binding: KeyBinding,
+        now: float,
+        since: float,
+        kind: KeyKind = KeyKind.IDEMPOTENCY,
     ) -> KeyBinding:
         """Bind an explicit key unless it is bound inside the window; return its binding."""
+        ...
+
+    def by_attempt_token(self, scope: str, token: str, since: float) -> CallRecord | None:
+        """The call a check with this attempt token claimed, if one did."""
         ...
 
     def serialized(self, scope: str, tool: str) -> AbstractContextManager[None]:

@@ -180,6 +180,26 @@ def m006_keys_and_embedding_use(d: Dialect) -> tuple[str, ...]:
     )
 
 
+@migration
+def m007_attempt_tokens(d: Dialect) -> tuple[str, ...]:
+    """Attempt tokens: bound to one payload like keys, and kept on the call they claimed."""
+    return (
+        f"""CREATE TABLE attempt_tokens (
+            scope TEXT NOT NULL,
+            key TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            intent_key TEXT NOT NULL,
+            sent_hash TEXT NOT NULL,
+            created_at {d.real} NOT NULL,
+            PRIMARY KEY (scope, key)
+        ){d.without_rowid}""",
+        "CREATE INDEX attempt_tokens_created ON attempt_tokens (created_at)",
+        "ALTER TABLE calls ADD COLUMN attempt_token TEXT",
+        "CREATE INDEX calls_attempt ON calls (scope, attempt_token)"
+        " WHERE attempt_token IS NOT NULL",
+    )
+
+
 def _statements(script: str) -> tuple[str, ...]:
     return tuple(part.strip() for part in script.split(";") if part.strip())
 

@@ -15,7 +15,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tooldedup.dedup.errors import ConfigurationError, StoreUnavailable
+from tooldedup.dedup.errors import ConfigurationError, InvalidInput, StoreUnavailable
 from tooldedup.dedup.ledger.database import POSTGRES, Result
 
 __all__ = ["PostgresDatabase"]
@@ -150,6 +150,9 @@ class PostgresDatabase:
                 rows: list[Any] = cursor.fetchall() if cursor.description else []
             except psycopg.OperationalError as exc:
                 raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+            except psycopg.DataError as exc:
+                _raise_if_nul(exc)
+                raise
         return Result(rows, cursor.rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
@@ -160,6 +163,9 @@ class PostgresDatabase:
                     cursor.executemany(_pg_sql(sql), rows)
             except psycopg.OperationalError as exc:
                 raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+            except psycopg.DataError as exc:
+                _raise_if_nul(exc)
+                raise
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -201,3 +207,9 @@ class PostgresDatabase:
     def close(self) -> None:
         """Close the pool and its connections."""
         self._pool.close()
+
+
+def _raise_if_nul(exc: psycopg.DataError) -> None:
+    """PostgreSQL text cannot hold U+0000 (SQLite can): a caller's fault, a 422."""
+    if "NUL" in str(exc):
+        raise InvalidInput("text may not contain NUL (U+0000) characters") from exc

@@ -28,7 +28,7 @@ COLUMNS = (
     "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
     " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
     " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step,"
-    " sent_args_json"
+    " sent_args_json, attempt_token"
 )
 LIVE = "superseded = 0 AND created_at >= ?"
 
@@ -71,6 +71,7 @@ def record_from_row(row: Row) -> CallRecord:
         run_id=row["run_id"],
         step=row["step"],
         sent_args=args if sent is None else json.loads(sent),
+        attempt_token=row["attempt_token"],
     )
 
 

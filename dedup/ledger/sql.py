@@ -10,7 +10,7 @@ from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
 from tooldedup.dedup.errors import Conflict, NotFound
-from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, Lookup
+from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, KeyKind, Lookup
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.log_store import SqlLogStore
 from tooldedup.dedup.ledger.migrations import migrate
@@ -103,29 +103,44 @@ class SqlLedger(SqlLogStore):
         return self._legacy
 
     def reserve_key(
-        self, scope: str, key: str, binding: KeyBinding, now: float, since: float
+        self,
+        scope: str,
+        key: str,
+        binding: KeyBinding,
+        now: float,
+        since: float,
+        kind: KeyKind = KeyKind.IDEMPOTENCY,
     ) -> KeyBinding:
         """Bind ``key`` to this tool and intent unless it is bound inside the window.
 
         Returns the binding in force: this call's, or the earlier one's. One upsert, so
         concurrent checks in any process agree on the first.
         """
+        table = kind.value  # an enum of two table names, never caller text
         with self.db.write():
             self.db.execute(
-                "INSERT INTO idempotency_keys (scope, key, tool, intent_key, sent_hash,"
+                f"INSERT INTO {table} (scope, key, tool, intent_key, sent_hash,"
                 " created_at) VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET"
                 " tool = excluded.tool, intent_key = excluded.intent_key,"
                 " sent_hash = excluded.sent_hash, created_at = excluded.created_at"
-                " WHERE idempotency_keys.created_at < ?",
+                f" WHERE {table}.created_at < ?",
                 (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
             )
             row = self.db.execute(
-                "SELECT tool, intent_key, sent_hash FROM idempotency_keys"
-                " WHERE scope = ? AND key = ?",
+                f"SELECT tool, intent_key, sent_hash FROM {table} WHERE scope = ? AND key = ?",
                 (scope, key),
             ).one()
         assert row is not None  # just written, in the same transaction
         return KeyBinding(str(row["tool"]), str(row["intent_key"]), str(row["sent_hash"]))
+
+    def by_attempt_token(self, scope: str, token: str, since: float) -> CallRecord | None:
+        """The call a check with this attempt token claimed, if one did."""
+        row = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND attempt_token = ?"
+            " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
+            (scope, token, since),
+        ).one()
+        return None if row is None else record_from_row(row)
 
     def checkpoint(self) -> None:
         """Fold the write-ahead log into the database, off the request path."""
@@ -209,7 +224,8 @@ class SqlLedger(SqlLogStore):
             "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
             " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
             " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json,"
-            " sent_hash) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING row_id",
+            " sent_hash, attempt_token)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING row_id",
             (
                 record.call_id,
                 record.scope,
@@ -231,6 +247,7 @@ class SqlLedger(SqlLogStore):
                 # As sent, key order and number spelling kept: this is what callers read.
                 json.dumps(record.sent_args, ensure_ascii=False, allow_nan=False),
                 sent_hash(record.sent_args),
+                record.attempt_token,
             ),
         ).one()
         assert inserted is not None
@@ -317,6 +334,7 @@ class SqlLedger(SqlLogStore):
         with db.write():
             removed = db.execute("DELETE FROM calls WHERE created_at < ?", (before,)).rowcount
             db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (before,))
+            db.execute("DELETE FROM attempt_tokens WHERE created_at < ?", (before,))
             # A vector not needed by a call claimed since ``before`` serves no stored call.
             db.execute("DELETE FROM embeddings WHERE used_at < ?", (before,))
         return int(removed)

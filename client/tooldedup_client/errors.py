@@ -1,0 +1,110 @@
+"""The service's JSON error codes as exception classes, and the answers a guard raises."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "CheckTooLarge",
+    "Conflict",
+    "IdempotencyKeyReused",
+    "InProgress",
+    "InvalidInput",
+    "NotFound",
+    "Reconcile",
+    "ServiceUnavailable",
+    "StoreUnavailable",
+    "TooldedupError",
+    "Unauthorized",
+    "error_from_response",
+]
+
+
+class TooldedupError(Exception):
+    """Root of every error this client raises."""
+
+    def __init__(self, message: str, *, code: str = "error", status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+class InvalidInput(TooldedupError):
+    """The service refused the request as invalid (422, 400)."""
+
+
+class IdempotencyKeyReused(InvalidInput):
+    """An idempotency key or attempt token came back with another payload."""
+
+
+class CheckTooLarge(InvalidInput):
+    """The call has more free text than the tool's policy allows."""
+
+
+class NotFound(TooldedupError):
+    """No such call or check."""
+
+
+class Conflict(TooldedupError):
+    """A completion that contradicts the stored one."""
+
+
+class Unauthorized(TooldedupError):
+    """The API key is missing or wrong."""
+
+
+class ServiceUnavailable(TooldedupError):
+    """The service could not be reached, or did not answer in time."""
+
+
+class StoreUnavailable(ServiceUnavailable):
+    """The service answered, but its database could not be reached (503)."""
+
+
+class InProgress(TooldedupError):
+    """The same call is running elsewhere now: wait, then check again."""
+
+    def __init__(self, call_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"call {call_id} is in progress", code="in_progress")
+        self.call_id = call_id
+
+
+class Reconcile(TooldedupError):
+    """The same call's outcome is unknown: find out whether it took effect, then report it."""
+
+    def __init__(self, call_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"call {call_id} has an unknown outcome", code="reconcile")
+        self.call_id = call_id
+
+
+_BY_CODE: dict[str, type[TooldedupError]] = {
+    "idempotency_key_reused": IdempotencyKeyReused,
+    "attempt_token_reused": IdempotencyKeyReused,
+    "check_too_large": CheckTooLarge,
+    "invalid_input": InvalidInput,
+    "invalid_request": InvalidInput,
+    "malformed_json": InvalidInput,
+    "not_found": NotFound,
+    "conflict": Conflict,
+    "unauthorized": Unauthorized,
+    "store_unavailable": StoreUnavailable,
+}
+
+
+def error_from_response(status: int, body: Any) -> TooldedupError:
+    """The exception for an error answer ``{"error": {"code", "message"}}``."""
+    error = body.get("error") if isinstance(body, dict) else None
+    code = str(error.get("code", "error")) if isinstance(error, dict) else "error"
+    message = str(error.get("message", "")) if isinstance(error, dict) else ""
+    kind = _BY_CODE.get(code)
+    if kind is None:
+        if status == 401:
+            kind = Unauthorized
+        elif status >= 500:
+            kind = ServiceUnavailable
+        elif status == 404:
+            kind = NotFound
+        else:
+            kind = InvalidInput
+    return kind(message or f"HTTP {status}", code=code, status=status)

@@ -1,0 +1,197 @@
+"""``tooldedup-mcp``: an MCP proxy that checks every tool call with tooldedup first.
+
+    tooldedup-mcp --service http://127.0.0.1:8000 --session ID -- <upstream command…>
+    tooldedup-mcp --service … --session ID --upstream-url http://host/mcp --transport http
+
+Built on fastmcp's ``create_proxy``, which forwards tools, resources, prompts, sampling,
+elicitation, roots, logging and progress; ``DedupMiddleware.on_call_tool`` does the rest.
+Needs ``pip install 'tooldedup-client[mcp]'``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import mcp.types as mt
+from fastmcp.client.transports import StdioTransport
+from fastmcp.server import create_proxy
+from fastmcp.server.dependencies import get_http_headers
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools.base import ToolResult
+
+from tooldedup_client.client import AsyncTooldedup
+from tooldedup_client.errors import ServiceUnavailable
+from tooldedup_client.records import Decision, FailureClass, Status
+
+__all__ = ["DedupMiddleware", "main"]
+
+logger = logging.getLogger(__name__)
+
+SESSION_META_KEY = "tooldedup/session"
+SESSION_HEADER = "x-tooldedup-session"
+
+
+def _text_result(text: str) -> ToolResult:
+    return ToolResult(content=[mt.TextContent(type="text", text=text)], is_error=True)
+
+
+def _stored(result: ToolResult) -> dict[str, Any]:
+    """The upstream's ``CallToolResult`` as JSON, exactly as it goes on the wire."""
+    wire = result.to_mcp_result()
+    if not isinstance(wire, mt.CallToolResult):
+        content = wire[0] if isinstance(wire, tuple) else wire
+        structured = wire[1] if isinstance(wire, tuple) else None
+        wire = mt.CallToolResult(content=content, structured_content=structured)
+    return dict(wire.model_dump(mode="json", by_alias=True, exclude_none=True))
+
+
+def _replayed(stored: Any) -> ToolResult:
+    """A stored ``CallToolResult`` back as a result, unchanged."""
+    return ToolResult.from_mcp_result(mt.CallToolResult.model_validate(stored))
+
+
+class DedupMiddleware(Middleware):
+    """Check ``tools/call`` with tooldedup; forward only on ``proceed``; replay duplicates."""
+
+    def __init__(self, client: AsyncTooldedup, session_id: str, *, fail_open: bool = False) -> None:
+        self._client = client
+        self._session_id = session_id
+        self._fail_open = fail_open
+
+    def _session(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> str:
+        """The session: ``_meta["tooldedup/session"]``, the header, or ``--session``."""
+        meta: Any = None
+        request = getattr(context.fastmcp_context, "request_context", None)
+        if request is not None:
+            meta = request.meta
+        if meta is None and context.message.meta is not None:
+            meta = dict(context.message.meta)
+        from_meta = meta.get(SESSION_META_KEY) if isinstance(meta, dict) else None
+        if isinstance(from_meta, str) and from_meta.strip():
+            return from_meta.strip()
+        header = get_http_headers(include={SESSION_HEADER}).get(SESSION_HEADER, "").strip()
+        return header or self._session_id
+
+    async def _read_only(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> bool:
+        if context.fastmcp_context is None:
+            return False
+        tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
+        annotations = getattr(tool, "annotations", None)
+        return bool(annotations is not None and annotations.readOnlyHint)
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[mt.CallToolRequestParams],
+        call_next: CallNext[mt.CallToolRequestParams, ToolResult],
+    ) -> ToolResult:
+        """Check, then forward, replay, or say why not."""
+        params = context.message
+        if await self._read_only(context):
+            return await call_next(context)
+        try:
+            check = await self._client.check(
+                params.name, params.arguments or {}, session_id=self._session(context)
+            )
+        except ServiceUnavailable as exc:
+            if self._fail_open:
+                logger.warning("tooldedup unavailable; forwarding %s unchecked", params.name)
+                return await call_next(context)
+            return _text_result(f"tooldedup is unavailable, so {params.name} was not run: {exc}")
+        match = check.match
+        if check.decision is Decision.DUPLICATE and match is not None:
+            stored = match.result if match.status is Status.SUCCEEDED else match.error
+            if stored is not None:
+                return _replayed(stored)
+        if check.decision is not Decision.PROCEED or check.call_id is None:
+            call = match.call_id if match is not None else "?"
+            return _text_result(
+                f"tooldedup: {params.name} was not run: the same call ({call}) is"
+                f" {check.decision.value.replace('_', ' ')}"
+            )
+        try:
+            result = await call_next(context)
+        except BaseException as exc:
+            # The upstream may or may not have acted: a repeat must reconcile first.
+            await self._report(check.call_id, None, exc)
+            raise
+        await self._report(check.call_id, result, None)
+        return result
+
+    async def _report(
+        self, call_id: str, result: ToolResult | None, exc: BaseException | None
+    ) -> None:
+        try:
+            if result is not None and not result.is_error:
+                await self._client.complete(call_id, Status.SUCCEEDED, result=_stored(result))
+            elif result is not None:
+                # The upstream said the call failed: it did not take effect.
+                await self._client.complete(
+                    call_id,
+                    Status.FAILED,
+                    error=_stored(result),
+                    failure_class=FailureClass.RETRYABLE,
+                )
+            else:
+                error = {"type": type(exc).__name__, "message": str(exc)[:2000]}
+                await self._client.complete(
+                    call_id, Status.FAILED, error=error, failure_class=FailureClass.AMBIGUOUS
+                )
+        except Exception:
+            logger.warning("could not report the outcome of %s", call_id, exc_info=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tooldedup-mcp", description=__doc__.split("\n")[0])
+    parser.add_argument("--service", required=True, help="tooldedup's base URL")
+    parser.add_argument("--session", required=True, help="the dedup session of this client")
+    parser.add_argument(
+        "--api-key-env", default=None, help="environment variable holding tooldedup's API key"
+    )
+    parser.add_argument("--upstream-url", default=None, help="a streamable-HTTP upstream")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--fail-open",
+        action="store_true",
+        help="forward calls unchecked while tooldedup is unreachable (default: refuse them)",
+    )
+    parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- command and arguments")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the proxy until its client disconnects (stdio) or it is stopped (http)."""
+    args = _parser().parse_args(argv)
+    command = list(args.upstream)
+    if command and command[0] == "--":
+        command = command[1:]
+    if bool(command) == bool(args.upstream_url):
+        print("tooldedup-mcp: give either -- <upstream command> or --upstream-url", file=sys.stderr)
+        return 2
+    api_key = None
+    if args.api_key_env:
+        api_key = os.environ.get(args.api_key_env)
+        if not api_key:
+            print(f"tooldedup-mcp: ${args.api_key_env} is not set", file=sys.stderr)
+            return 2
+    target: Any = args.upstream_url
+    if command:
+        target = StdioTransport(command=command[0], args=command[1:], env=dict(os.environ))
+    client = AsyncTooldedup(args.service, api_key=api_key)
+    proxy = create_proxy(target, name="tooldedup-mcp")
+    proxy.add_middleware(DedupMiddleware(client, args.session, fail_open=args.fail_open))
+    if args.transport == "http":
+        proxy.run(transport="http", host=args.host, port=args.port, show_banner=False)
+    else:
+        proxy.run(transport="stdio", show_banner=False)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

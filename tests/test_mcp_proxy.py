@@ -1,0 +1,133 @@
+"""`tooldedup-mcp` between a real MCP client and a real, counting upstream MCP server."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastmcp import Client
+from fastmcp.client.transports import StdioTransport
+
+from tests.server import serve
+
+pytestmark = pytest.mark.slow
+
+UPSTREAM = str(Path(__file__).with_name("mcp_upstream.py"))
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[str]:
+    db = tmp_path_factory.mktemp("mcp") / "ledger.db"
+    with serve(db, model_cache) as client:
+        yield str(client.base_url)
+
+
+def _runs(counts: Path, tool: str) -> int:
+    if not counts.exists():
+        return 0
+    return sum(1 for line in counts.read_text().splitlines() if line == tool)
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+def _proxy_args(service: str, session: str) -> list[str]:
+    return ["-m", "tooldedup_client.mcp_proxy", "--service", service, "--session", session]
+
+
+async def _scenario(client: Client[Any], counts: Path) -> None:
+    async with client:
+        tools = {tool.name for tool in await client.list_tools()}
+        assert {"transfer", "balance", "refuse"} <= tools
+        first = await client.call_tool("transfer", {"account": "ACC-7", "amount": 100})
+        # The model re-issues it with its keys the other way round.
+        again = await client.call_tool("transfer", {"amount": 100, "account": "ACC-7"})
+        assert _text(first) == _text(again) == "transferred 100 to ACC-7 (execution 1)"
+        assert first.content == again.content
+        assert _runs(counts, "transfer") == 1
+        other = await client.call_tool("transfer", {"account": "ACC-7", "amount": 250})
+        assert _text(other) == "transferred 250 to ACC-7 (execution 2)"
+        assert _runs(counts, "transfer") == 2
+        # A client that names its own session in _meta is deduplicated in that session.
+        elsewhere = {"tooldedup/session": "another-" + uuid.uuid4().hex[:8]}
+        for _ in range(2):
+            moved = await client.call_tool(
+                "transfer", {"account": "ACC-7", "amount": 100}, meta=elsewhere
+            )
+        assert _text(moved) == "transferred 100 to ACC-7 (execution 3)"
+        assert _runs(counts, "transfer") == 3
+        # A read-only tool is forwarded every time.
+        await client.call_tool("balance", {"account": "ACC-7"})
+        await client.call_tool("balance", {"account": "ACC-7"})
+        assert _runs(counts, "balance") == 2
+        # An upstream error is a failed call: retryable, so a repeat runs again.
+        for _ in range(2):
+            failed = await client.call_tool("refuse", {"reason": "no"}, raise_on_error=False)
+            assert failed.is_error
+        assert _runs(counts, "refuse") == 2
+
+
+def test_proxy_over_stdio(service: str, tmp_path: Path) -> None:
+    counts = tmp_path / "counts.txt"
+    session = "mcp-" + uuid.uuid4().hex[:8]
+    args = [*_proxy_args(service, session), "--", sys.executable, UPSTREAM, str(counts)]
+    transport = StdioTransport(command=sys.executable, args=args, env=dict(os.environ))
+    asyncio.run(_scenario(Client(transport), counts))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _wait_listening(port: int, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"process exited with {proc.returncode}")
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/mcp", timeout=1)
+            return
+        except httpx.TransportError:
+            time.sleep(0.2)
+    pytest.fail(f"nothing listened on {port}")
+
+
+def test_proxy_over_http_to_an_http_upstream(service: str, tmp_path: Path) -> None:
+    counts = tmp_path / "counts.txt"
+    upstream_port, proxy_port = _free_port(), _free_port()
+    session = "mcp-" + uuid.uuid4().hex[:8]
+    upstream = subprocess.Popen(
+        [sys.executable, UPSTREAM, str(counts), "--http", str(upstream_port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    proxy_cmd = [sys.executable, *_proxy_args(service, session)]
+    proxy_cmd += ["--upstream-url", f"http://127.0.0.1:{upstream_port}/mcp"]
+    proxy_cmd += ["--transport", "http", "--port", str(proxy_port)]
+    proxy = subprocess.Popen(proxy_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(upstream_port, upstream)
+        _wait_listening(proxy_port, proxy)
+        asyncio.run(_scenario(Client(f"http://127.0.0.1:{proxy_port}/mcp"), counts))
+    finally:
+        for proc in (proxy, upstream):
+            proc.terminate()
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()

@@ -92,6 +92,7 @@ class Attempt:
     result: Any = None
     _done: bool = field(default=False, repr=False)
     _outcome: Any = field(default=None, repr=False)
+    _failure: tuple[Any, FailureClass] | None = field(default=None, repr=False)
 
     @property
     def duplicate(self) -> bool:
@@ -101,6 +102,10 @@ class Attempt:
     def succeeded(self, result: Any = None) -> None:
         """Say the tool ran and returned ``result`` (stored for repeats to replay)."""
         self._done, self._outcome = True, result
+
+    def failed(self, error: Any, failure_class: FailureClass = FailureClass.RETRYABLE) -> None:
+        """Say the tool ran and reported a failure without raising (an error result)."""
+        self._failure = (error, failure_class)
 
 
 @dataclass
@@ -275,6 +280,9 @@ class Guard:
 
 def _outcome(attempt: Attempt, exc: BaseException | None, classify: Classify) -> dict[str, Any]:
     """The completion to report for a run that ended with ``exc`` (or returned)."""
+    if exc is None and attempt._failure is not None:
+        error, failure_class = attempt._failure
+        return {"status": Status.FAILED, "error": _jsonable(error), "failure_class": failure_class}
     if exc is None:
         return {"status": Status.SUCCEEDED, "result": _jsonable(attempt._outcome)}
     if isinstance(exc, (asyncio.CancelledError, KeyboardInterrupt, GeneratorExit)):

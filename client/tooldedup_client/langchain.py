@@ -1,0 +1,130 @@
+"""LangChain / LangGraph: a tool-call middleware for ``create_agent`` and ``ToolNode``.
+
+    agent = create_agent(model, tools, middleware=[TooldedupMiddleware(Tooldedup(url))])
+    ToolNode(tools, wrap_tool_call=mw.wrap_tool_call, awrap_tool_call=mw.awrap_tool_call)
+
+The session is the LangGraph ``thread_id`` of the run (``config["configurable"]``), or the
+``session_id`` given here. Needs ``pip install 'tooldedup-client[langchain]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware
+from langchain.agents.middleware.types import ToolCallRequest
+from langchain_core.messages import ToolMessage
+from langgraph.types import Command
+
+from tooldedup_client.client import AsyncTooldedup, Tooldedup
+from tooldedup_client.errors import InProgress, Reconcile, ServiceUnavailable
+from tooldedup_client.guard import (
+    Attempt,
+    Classify,
+    Guard,
+    OnUnavailable,
+    ReplayedFailure,
+    default_classify,
+)
+
+__all__ = ["TooldedupMiddleware"]
+
+Result = ToolMessage | Command[Any]
+
+
+def _stored(message: Result) -> Any:
+    if isinstance(message, ToolMessage):
+        return {"content": message.content}
+    return {"command": repr(message)[:2000]}  # a graph command is not replayed
+
+
+def _reply(request: ToolCallRequest, content: Any, *, error: bool = False) -> ToolMessage:
+    text = content.get("content", content) if isinstance(content, dict) else content
+    return ToolMessage(
+        content=text if isinstance(text, str | list) else str(text),
+        tool_call_id=request.tool_call["id"] or "",
+        name=request.tool_call["name"],
+        status="error" if error else "success",
+    )
+
+
+def _not_run(request: ToolCallRequest, exc: Exception) -> ToolMessage:
+    """What the model reads when the call was not run (and why)."""
+    if isinstance(exc, ReplayedFailure):
+        return _reply(request, {"content": f"this call failed before: {exc.error}"}, error=True)
+    return _reply(request, {"content": f"not run: {exc}"}, error=True)
+
+
+class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+    """Check each tool call with tooldedup; run it on ``proceed``, replay a duplicate."""
+
+    def __init__(
+        self,
+        client: Tooldedup | None = None,
+        aclient: AsyncTooldedup | None = None,
+        *,
+        session_id: str | None = None,
+        classify: Classify = default_classify,
+        on_unavailable: OnUnavailable | None = None,
+    ) -> None:
+        super().__init__()
+        if client is None and aclient is None:
+            raise ValueError("give a Tooldedup client, an AsyncTooldedup client, or both")
+        self._client, self._aclient = client, aclient
+        self._session_id = session_id
+        self._classify, self._on_unavailable = classify, on_unavailable
+
+    def _guard(self, request: ToolCallRequest, client: Tooldedup | AsyncTooldedup) -> Guard:
+        return Guard(
+            client,
+            request.tool_call["name"],
+            session_id=self._session(request),
+            classify=self._classify,
+            on_unavailable=self._on_unavailable,
+        )
+
+    def _session(self, request: ToolCallRequest) -> str:
+        config = getattr(request.runtime, "config", None) or {}
+        thread = (config.get("configurable") or {}).get("thread_id")
+        session = self._session_id or (str(thread) if thread is not None else None)
+        if not session:
+            raise ValueError("no session: run the graph with a thread_id, or pass session_id=")
+        return session
+
+    @staticmethod
+    def _record(attempt: Attempt, message: Result) -> Result:
+        if isinstance(message, ToolMessage) and message.status == "error":
+            attempt.failed(_stored(message))
+        else:
+            attempt.succeeded(_stored(message))
+        return message
+
+    def wrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]
+    ) -> Result:
+        """The blocking hook."""
+        if self._client is None:
+            raise TypeError("this middleware has no blocking Tooldedup client")
+        try:
+            with self._guard(request, self._client).attempt(request.tool_call["args"]) as attempt:
+                if not attempt.should_run:
+                    return _reply(request, attempt.result)
+                return self._record(attempt, handler(request))
+        except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
+            return _not_run(request, exc)
+
+    async def awrap_tool_call(
+        self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Awaitable[Result]]
+    ) -> Result:
+        """The asyncio hook."""
+        if self._aclient is None:
+            raise TypeError("this middleware has no AsyncTooldedup client")
+        guard = self._guard(request, self._aclient)
+        try:
+            async with guard.aattempt(request.tool_call["args"]) as attempt:
+                if not attempt.should_run:
+                    return _reply(request, attempt.result)
+                return self._record(attempt, await handler(request))
+        except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
+            return _not_run(request, exc)

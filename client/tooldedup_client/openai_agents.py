@@ -1,0 +1,166 @@
+"""The OpenAI Agents SDK: a guarded ``FunctionTool``, and guardrails for MCP-server tools.
+
+    tool = guard_function_tool(function_tool(send_email, failure_error_function=None), td)
+    dedup = TooldedupGuardrails(td)
+    server = MCPServerStdio(params, tool_input_guardrails=[dedup.input],
+                            tool_output_guardrails=[dedup.output])
+
+The session is ``session_id`` given here, else the run context's ``session_id`` (an
+attribute or a key of the object passed as ``Runner.run(..., context=...)``). Needs
+``pip install 'tooldedup-client[openai-agents]'``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from agents import (
+    FunctionTool,
+    ToolGuardrailFunctionOutput,
+    ToolInputGuardrailData,
+    ToolOutputGuardrailData,
+    tool_input_guardrail,
+    tool_output_guardrail,
+)
+from agents.tool_context import ToolContext
+
+from tooldedup_client.client import AsyncTooldedup
+from tooldedup_client.errors import InProgress, Reconcile, ServiceUnavailable, TooldedupError
+from tooldedup_client.guard import (
+    Classify,
+    Guard,
+    OnUnavailable,
+    ReplayedFailure,
+    default_classify,
+)
+from tooldedup_client.records import Decision, Status
+
+__all__ = ["TooldedupGuardrails", "guard_function_tool", "session_of_run_context"]
+
+SessionOf = Callable[[ToolContext[Any]], str | None]
+
+
+def session_of_run_context(context: ToolContext[Any]) -> str | None:
+    """The run context's ``session_id``: an attribute, or a key of a mapping."""
+    run_context = context.context
+    if isinstance(run_context, Mapping):
+        value = run_context.get("session_id")
+    else:
+        value = getattr(run_context, "session_id", None)
+    return str(value) if value else None
+
+
+def _session(context: ToolContext[Any], session_id: str | None, session_of: SessionOf) -> str:
+    session = session_id or session_of(context)
+    if not session:
+        raise ValueError(
+            "no session: pass session_id=, or run with a context that has a session_id"
+        )
+    return session
+
+
+def _arguments(raw: str | None) -> dict[str, Any]:
+    value = json.loads(raw) if raw else {}
+    return value if isinstance(value, dict) else {"input": value}
+
+
+def guard_function_tool(
+    tool: FunctionTool,
+    client: AsyncTooldedup,
+    *,
+    session_id: str | None = None,
+    session_of: SessionOf = session_of_run_context,
+    classify: Classify = default_classify,
+    on_unavailable: OnUnavailable | None = None,
+) -> FunctionTool:
+    """``tool`` checked with tooldedup before each run; a repeat returns the first output.
+
+    Build the tool with ``failure_error_function=None`` for exceptions to reach the guard
+    (the SDK's default turns them into text, which reads as a success).
+    """
+    invoke = tool.on_invoke_tool
+
+    async def guarded(context: ToolContext[Any], raw: str) -> Any:
+        guard = Guard(
+            client,
+            tool.name,
+            session_id=_session(context, session_id, session_of),
+            classify=classify,
+            on_unavailable=on_unavailable,
+        )
+        try:
+            async with guard.aattempt(_arguments(raw)) as attempt:
+                if not attempt.should_run:
+                    return attempt.result
+                output = await invoke(context, raw)
+                attempt.succeeded(output)
+                return output
+        except (InProgress, Reconcile, ReplayedFailure) as exc:
+            return f"not run: {exc}"
+
+    return dataclasses.replace(tool, on_invoke_tool=guarded)
+
+
+class TooldedupGuardrails:
+    """An input and an output guardrail that put MCP-server tools behind tooldedup.
+
+    The input guardrail checks: on ``proceed`` the tool runs; a duplicate's stored output
+    (or why a call was not run) becomes the tool's output instead. The output guardrail
+    stores the output of a call that ran. A tool that raises never reaches the output
+    guardrail: its claim stays pending until its lease ends, and repeats are then asked
+    to reconcile.
+    """
+
+    def __init__(
+        self,
+        client: AsyncTooldedup,
+        *,
+        session_id: str | None = None,
+        session_of: SessionOf = session_of_run_context,
+    ) -> None:
+        self._client = client
+        self._session_id = session_id
+        self._session_of = session_of
+        self._claims: dict[str, str] = {}  # tool call id -> claimed call id
+        self._lock = threading.Lock()
+        self.input = tool_input_guardrail(self._check)
+        self.output = tool_output_guardrail(self._complete)
+
+    async def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
+        context = data.context
+        try:
+            answer = await self._client.check(
+                context.tool_name,
+                _arguments(context.tool_arguments),
+                session_id=_session(context, self._session_id, self._session_of),
+            )
+        except ServiceUnavailable as exc:
+            return ToolGuardrailFunctionOutput.reject_content(f"not run: {exc}")
+        if answer.decision is Decision.PROCEED:
+            if answer.call_id is not None:
+                with self._lock:
+                    self._claims[context.tool_call_id] = answer.call_id
+            return ToolGuardrailFunctionOutput.allow()
+        match = answer.match
+        if answer.decision is Decision.DUPLICATE and match is not None:
+            stored = match.result if match.status is Status.SUCCEEDED else match.error
+            text = stored if isinstance(stored, str) else json.dumps(stored)
+            return ToolGuardrailFunctionOutput.reject_content(text)
+        call = match.call_id if match is not None else "?"
+        reason = answer.decision.value.replace("_", " ")
+        return ToolGuardrailFunctionOutput.reject_content(f"not run: call {call} is {reason}")
+
+    async def _complete(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        with self._lock:
+            call_id = self._claims.pop(data.context.tool_call_id, None)
+        if call_id is not None:
+            try:
+                output = data.output if isinstance(data.output, str) else str(data.output)
+                await self._client.complete(call_id, Status.SUCCEEDED, result=output)
+            except TooldedupError:
+                pass  # the claim stays pending; repeats will be asked to reconcile
+        return ToolGuardrailFunctionOutput.allow()

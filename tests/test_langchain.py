@@ -1,0 +1,136 @@
+"""The LangChain middleware in a real ``create_agent`` and a real ``ToolNode``, driven by
+langchain-core's offline fake chat model, against a real `tooldedup serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain.agents import create_agent
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import tool
+from langgraph.graph import END, START, MessagesState, StateGraph
+from langgraph.prebuilt import ToolNode
+from tooldedup_client import AsyncTooldedup, Tooldedup
+from tooldedup_client.langchain import TooldedupMiddleware
+
+from tests.server import serve
+
+pytestmark = pytest.mark.slow
+
+
+class ScriptedModel(GenericFakeChatModel):
+    """The fake chat model, accepting tools (it answers from its script regardless)."""
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ScriptedModel:
+        return self
+
+
+def _calls(*args: dict[str, Any]) -> Iterator[AIMessage]:
+    """The model asks for ``transfer`` once per args, then says it is done."""
+    for n, arguments in enumerate(args):
+        yield AIMessage(
+            content="", tool_calls=[{"name": "transfer", "args": arguments, "id": f"call-{n}"}]
+        )
+    yield AIMessage(content="done")
+
+
+@pytest.fixture(scope="module")
+def base_url(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[str]:
+    with serve(tmp_path_factory.mktemp("lc") / "ledger.db", model_cache) as client:
+        yield str(client.base_url)
+
+
+def _tool_messages(messages: list[Any]) -> list[str]:
+    return [str(m.content) for m in messages if isinstance(m, ToolMessage)]
+
+
+def test_create_agent_middleware_runs_a_repeated_call_once(base_url: str) -> None:
+    runs: list[float] = []
+
+    @tool
+    def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        runs.append(amount)
+        return f"moved {amount:g} to {account} (#{len(runs)})"
+
+    # --8<-- [start:langchain]
+    td = Tooldedup(base_url)
+    model = ScriptedModel(
+        messages=_calls(
+            {"account": "ACC-1", "amount": 100},
+            {"amount": 100, "account": "ACC-1"},  # the model repeats itself
+            {"account": "ACC-1", "amount": 250},
+        )
+    )
+    agent = create_agent(model, [transfer], middleware=[TooldedupMiddleware(td)])
+    thread = {"configurable": {"thread_id": "thread-" + uuid.uuid4().hex[:8]}}
+    result = agent.invoke({"messages": [("user", "pay ACC-1")]}, thread)
+    # --8<-- [end:langchain]
+    assert _tool_messages(result["messages"]) == [
+        "moved 100 to ACC-1 (#1)",
+        "moved 100 to ACC-1 (#1)",
+        "moved 250 to ACC-1 (#2)",
+    ]
+    assert runs == [100, 250]
+    td.close()
+
+
+def test_tool_node_async_hook_and_the_thread_as_session(base_url: str) -> None:
+    runs: list[str] = []
+
+    @tool
+    async def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        runs.append(account)
+        return f"moved {amount:g} to {account}"
+
+    async def scenario() -> None:
+        async with AsyncTooldedup(base_url) as td:
+            middleware = TooldedupMiddleware(aclient=td)
+            node = ToolNode([transfer], awrap_tool_call=middleware.awrap_tool_call)
+            graph = StateGraph(MessagesState)
+            graph.add_node("tools", node)
+            graph.add_edge(START, "tools")
+            graph.add_edge("tools", END)
+            app = graph.compile()
+            call = next(_calls({"account": "ACC-2", "amount": 5}))
+            for thread in ("t-a", "t-a", "t-b"):
+                config = {"configurable": {"thread_id": f"{thread}-{base_url[-5:]}"}}
+                await app.ainvoke({"messages": [call]}, config)
+
+    asyncio.run(scenario())
+    # The same call twice in thread t-a ran once; thread t-b is another session.
+    assert runs == ["ACC-2", "ACC-2"]
+
+
+def test_a_failing_tool_is_reported_and_a_retry_runs_again(base_url: str) -> None:
+    attempts: list[int] = []
+
+    @tool
+    def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        attempts.append(1)
+        raise ConnectionResetError("bank hung up")
+
+    td = Tooldedup(base_url)
+    model = ScriptedModel(messages=_calls({"account": "ACC-3", "amount": 1}))
+    agent = create_agent(model, [transfer], middleware=[TooldedupMiddleware(td)])
+    thread = {"configurable": {"thread_id": "thread-" + uuid.uuid4().hex[:8]}}
+    with pytest.raises(ConnectionResetError):
+        agent.invoke({"messages": [("user", "pay")]}, thread)
+    # A lost connection may have moved the money: a repeat must reconcile, not run.
+    check = td.check(
+        "transfer",
+        {"account": "ACC-3", "amount": 1},
+        session_id=thread["configurable"]["thread_id"],
+        dry_run=True,
+    )
+    assert check.decision.value == "reconcile"
+    assert attempts == [1]
+    td.close()

@@ -32,8 +32,9 @@ from tooldedup.api.schemas import (
     SessionCalls,
 )
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.errors import InvalidInput, StoreUnavailable
+from tooldedup.dedup.errors import InvalidInput, StoreBusy, StoreUnavailable
 from tooldedup.dedup.explain import explain_data
+from tooldedup.dedup.ledger import SqlLedger
 from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import (
@@ -59,6 +60,19 @@ class _Health:
     """What /healthz reports; written by the maintenance thread only."""
 
     store_up = True
+
+
+def _store_answers(ledger: SqlLedger, was_up: bool) -> bool:
+    """Whether the store answers: busy (no free connection, a lock held) still counts."""
+    try:
+        ledger.ping()
+    except StoreBusy:
+        return True
+    except StoreUnavailable as exc:
+        if was_up:
+            logger.warning("store unavailable: %s", exc.message)
+        return False
+    return True
 
 
 def _tool_name(raw: str) -> str:
@@ -133,22 +147,23 @@ def create_app(
         def maintain_until_stopped() -> None:
             next_purge = 0.0
             while not stop.is_set():
-                try:
-                    built.ledger.ping()
-                    health.store_up = True
-                    if time.monotonic() >= next_purge:
-                        removed = service.purge(
-                            settings.retention_seconds, settings.log_retention_seconds
-                        )
-                        if removed:
-                            logger.info("purged %d calls past retention", removed)
-                        next_purge = time.monotonic() + settings.purge_interval_seconds
-                    service.maintain()
-                except StoreUnavailable as exc:
-                    # The database is away: say so on /healthz and try again next round.
-                    if health.store_up:
-                        logger.warning("store unavailable: %s", exc.message)
-                    health.store_up = False
+                health.store_up = _store_answers(built.ledger, health.store_up)
+                if health.store_up:
+                    try:
+                        # Policies set through another worker or replica reach this one.
+                        service.refresh_policies()
+                        if time.monotonic() >= next_purge:
+                            # The next purge is due a full interval later, even after a
+                            # failed one: a purge never runs back to back with itself.
+                            next_purge = time.monotonic() + settings.purge_interval_seconds
+                            removed = service.purge(
+                                settings.retention_seconds, settings.log_retention_seconds
+                            )
+                            if removed:
+                                logger.info("purged %d calls past retention", removed)
+                        service.maintain()
+                    except StoreUnavailable as exc:
+                        logger.warning("maintenance skipped a round: %s", exc.message)
                 stop.wait(settings.checkpoint_interval_seconds)
 
         # A thread of our own, joined before the ledger closes: closing a SQLite

@@ -47,28 +47,30 @@ def _serve(args: argparse.Namespace) -> int:
         judge_timeout_seconds=args.judge_timeout,
     )
     if args.workers > 1:
-        from tooldedup.api.workers import SETTINGS_ENV, settings_to_json
-        from tooldedup.index.wiring import build_ledger
+        from tooldedup.api.workers import SETTINGS_ENV, settings_file
+        from tooldedup.index.wiring import build_service
 
         try:
-            # Migrate once and fail here, with a message, rather than in every worker.
-            build_ledger(settings).close()
+            # Everything a worker builds is built once here first: a bad setting fails
+            # now, with a message, not in every worker the supervisor restarts.
+            build_service(settings).close()
         except DedupError as exc:
             print(f"tooldedup: {exc.message}", file=sys.stderr)
             return 2
-
-        # Each worker process builds its own app from these settings; the parent only
-        # holds the socket and restarts a worker that dies.
-        os.environ[SETTINGS_ENV] = settings_to_json(settings)
-        uvicorn.run(
-            "tooldedup.api.workers:app_from_environment",
-            factory=True,
-            workers=args.workers,
-            host=args.host,
-            port=args.port,
-            log_level=args.log_level,
-            access_log=False,
-        )
+        # Each worker builds its own app from these settings; the parent only holds the
+        # socket and restarts a worker that dies. The settings (an API key, a database
+        # password) go by a private file, not through the environment.
+        with settings_file(settings) as path:
+            os.environ[SETTINGS_ENV] = str(path)
+            uvicorn.run(
+                "tooldedup.api.workers:app_from_environment",
+                factory=True,
+                workers=args.workers,
+                host=args.host,
+                port=args.port,
+                log_level=args.log_level,
+                access_log=False,
+            )
         return 0
     try:
         app = create_app(settings)

@@ -64,6 +64,11 @@ class CheckRequest(BaseModel):
         "session_id", "tool", "scope", "run_id", "idempotency_key", "attempt_token"
     )(_valid_unicode)
 
+    @field_validator("step")
+    @classmethod
+    def _check_step(cls, value: str | int | None) -> str | int | None:
+        return _valid_unicode(value) if isinstance(value, str) else value
+
 
 class MatchOut(BaseModel):
     """The stored call a check matched."""

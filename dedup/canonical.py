@@ -23,7 +23,6 @@ from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.fields import (
     is_attempt_id_name,
     is_attempt_stamp,
-    is_attempt_stamp_name,
     is_category_name,
     is_code_name,
     is_path_name,
@@ -210,8 +209,6 @@ class _Walk:
     received_at: float | None
     exact: list[tuple[str, str]] = field(default_factory=list)
     semantic: list[SemanticLeaf] = field(default_factory=list)
-    # A field that may hold the attempt's own clock was met: the form depends on when.
-    timed: bool = False
 
     def is_volatile(self, pattern_path: str, name: str, value: Any) -> bool:
         policy = self.policy
@@ -222,8 +219,6 @@ class _Walk:
             return False
         if name.lower() in self.volatile_names or pattern_path in policy.volatile_fields:
             return True
-        if is_attempt_stamp_name(name):
-            self.timed = True
         return is_attempt_id_name(name) or is_attempt_stamp(name, value, self.received_at)
 
     def walk(
@@ -367,7 +362,6 @@ def canonicalize(
             exact_signature=stable_hash("whole"),
             exact_leaves=(),
             semantic_leaves=(SemanticLeaf("$", args_json),) if canonical else (),
-            timed=walk.timed,
         )
     return CanonicalCall(
         args=canonical,
@@ -376,7 +370,6 @@ def canonicalize(
         exact_signature=stable_hash(canonical_json(skeleton)),
         exact_leaves=tuple(walk.exact),
         semantic_leaves=tuple(walk.semantic),
-        timed=walk.timed,
     )
 
 

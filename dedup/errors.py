@@ -8,7 +8,8 @@ DedupError
  +-- NotFound                unknown call id (404)
  +-- Conflict                a completion that contradicts the stored one (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
- +-- StoreUnavailable        the database cannot be reached or is busy past its timeout (503)
+ +-- StoreUnavailable        the database cannot be reached (503)
+      +-- StoreBusy           it answers, but no connection or lock came in time (503)
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "InvalidInput",
     "NotFound",
+    "StoreBusy",
     "StoreUnavailable",
 ]
 
@@ -80,5 +82,11 @@ class ConfigurationError(DedupError):
 
 class StoreUnavailable(DedupError):
     """The ledger's database did not answer in time; nothing was decided or stored."""
+
+    code = "store_unavailable"
+
+
+class StoreBusy(StoreUnavailable):
+    """The database answers, but no pooled connection or lock was free in time."""
 
     code = "store_unavailable"

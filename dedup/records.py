@@ -124,9 +124,6 @@ class CanonicalCall:
     exact_signature: str
     exact_leaves: tuple[tuple[str, str], ...]
     semantic_leaves: tuple[SemanticLeaf, ...]
-    # Whether a field named like an attempt stamp was met: then the same arguments sent
-    # later may have another form (the stamp aged into an argument).
-    timed: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,9 +11,18 @@ from tooldedup.dedup.protocols import CachingEmbedder, VectorIndex, Vectors
 from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
 from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier, verify_leaves
 
-__all__ = ["SemanticStage", "group_key"]
+__all__ = ["SemanticStage", "group_key", "vector_key"]
 
 _MAX_VERIFIED = 20
+
+
+def vector_key(record: CallRecord) -> int:
+    """A call's key in the vector index: from its call id, which no store ever reuses.
+
+    Not the row id: SQLite hands out a purged row's id again, and another process's loaded
+    group would then score a new call against the old call's vector.
+    """
+    return int(stable_hash(record.call_id)[:15], 16)  # 60 bits: faiss keys are int64
 
 
 def group_key(proposal: Proposal, path: str) -> str:
@@ -51,7 +60,7 @@ class SemanticStage:
         ]
         vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
         self._load(loads, vectors[len(leaves) :])
-        keys = [record.row_id for record in candidates]
+        keys = [vector_key(record) for record in candidates]
         weakest = dict.fromkeys(keys, 1.0)
         for group, pairs, vector in zip(groups, stored, vectors, strict=False):
             cosines = self._index.search(group, vector, keys)
@@ -60,7 +69,7 @@ class SemanticStage:
                 cosines = self._index.search(group, vector, keys)
             for key in keys:
                 weakest[key] = min(weakest[key], cosines.get(key, -1.0))
-        scores = [(record, weakest[record.row_id]) for record in candidates]
+        scores = [(record, weakest[vector_key(record)]) for record in candidates]
         return self._decide(proposal, scores)
 
     def _decide(self, proposal: Proposal, scores: list[tuple[CallRecord, float]]) -> StageResult:
@@ -122,7 +131,7 @@ class SemanticStage:
 
     @staticmethod
     def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:
-        pairs = [(r.row_id, leaf_texts(r).get(path)) for r in candidates]
+        pairs = [(vector_key(r), leaf_texts(r).get(path)) for r in candidates]
         return [(key, text) for key, text in pairs if text is not None]
 
     def prepare(self, proposal: Proposal) -> None:
@@ -148,7 +157,7 @@ class SemanticStage:
         vectors = self._embedder.embed(texts)
         self._embedder.persist(texts)
         for leaf, vector in zip(leaves, vectors, strict=True):
-            self._index.add(group_key(proposal, leaf.path), record.row_id, vector)
+            self._index.add(group_key(proposal, leaf.path), vector_key(record), vector)
 
 
 def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) -> str | None:

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
@@ -98,6 +99,7 @@ class DedupService:
         self._clock = clock
         self._locks = KeyedLocks()
         self._policy_lock = threading.Lock()
+        self._stored_policies: dict[str, dict[str, Any]] | None = None
 
     @property
     def policies(self) -> PolicySet:
@@ -109,6 +111,21 @@ class DedupService:
         with self._policy_lock:
             self._ledger.save_policy(tool, data)
             self._policies = self._policies.with_tool(tool, policy)
+
+    def refresh_policies(self) -> None:
+        """Take the stored policies again (another process may have set one)."""
+        # Read under the lock: a policy this process sets meanwhile is then either in
+        # what is read, or set after it, never overwritten by an older read.
+        with self._policy_lock:
+            stored = self._ledger.load_policies()
+            if stored == self._stored_policies:
+                return
+            try:
+                self._policies = PolicySet.build(self._policies.defaults, stored)
+            except InvalidInput as exc:
+                logger.warning("stored policies not taken: %s", exc.message)
+                return
+            self._stored_policies = stored
 
     def check(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
         """Decide whether ``call`` may run; on ``proceed`` the claim is already stored."""
@@ -161,9 +178,9 @@ class DedupService:
         found = self._ledger.exact_match(
             scope, call.tool, proposal.canonical.args_hash, since, step
         )
-        if found is None and proposal.canonical.timed:
-            # Only a stamp that aged past the tolerance makes the same bytes canonicalise
-            # otherwise; without one, this lookup could find nothing the first did not.
+        if found is None:
+            # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
+            # or after a policy change: a byte-for-byte replay is still that call.
             replay = sent_hash(call.args)
             found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
         if found is None and self._ledger.has_legacy_calls():
@@ -334,7 +351,12 @@ class DedupService:
             match = Match(holder, Stage.EXACT, 1.0)
             return replace(decision, kind=answer_for(holder, now), match=match, call=None)
         for hook in self._hooks:
-            hook.claimed(proposal, claimed)
+            try:
+                hook.claimed(proposal, claimed)
+            except Exception:
+                # The claim is stored: its answer must reach the caller, or its retry would
+                # meet its own claim. A hook's work (vectors, index) is redone later.
+                logger.warning("after claiming %s", claimed.call_id, exc_info=True)
         return replace(decision, kind=DecisionKind.PROCEED, call=claimed)
 
     def _explain_difference(self, proposal: Proposal, base: Decision, since: float) -> Decision:

@@ -49,16 +49,21 @@ class SqlVectorStore:
     def put_many(self, model: str, items: Iterable[tuple[str, Vectors]]) -> None:
         """Store vectors; existing ones are kept."""
         now = self._clock()
+        # In key order: two writers inserting overlapping sets then never wait on each
+        # other in opposite orders (a deadlock PostgreSQL would break with an error).
         rows = [
             (model, key, int(v.shape[-1]), np.asarray(v, np.float32).tobytes(), now)
-            for key, v in items
+            for key, v in sorted(items, key=lambda item: item[0])
         ]
         if rows:
-            self._db.executemany(
-                "INSERT INTO embeddings (model, text_hash, dim, vector, used_at)"
-                " VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
-                rows,
-            )
+            # Inside a claim's transaction this is a savepoint: a failure here cannot
+            # spoil the claim.
+            with self._db.write():
+                self._db.executemany(
+                    "INSERT INTO embeddings (model, text_hash, dim, vector, used_at)"
+                    " VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+                    rows,
+                )
 
 
 class CachedEmbedder:
@@ -130,14 +135,28 @@ class CachedEmbedder:
         return np.stack([found[k] for k in keys])
 
     def persist(self, texts: Sequence[str]) -> None:
-        """Write these texts' vectors to the store now, if the background has not yet."""
+        """Write these texts' vectors to the store now (a second write of one is a no-op).
+
+        Best effort: the claim these texts belong to is already stored, so a failure here
+        only leaves the vectors to the background writer.
+        """
         if self._store is None:
             return
         keys = dict.fromkeys(stable_hash(t) for t in texts)
         with self._lock:
-            due = {k: self._unwritten.pop(k) for k in keys if k in self._unwritten}
-        if due:
+            due = {k: self._memory[k] for k in keys if k in self._memory}
+            for key in due:
+                self._unwritten.pop(key, None)
+        if not due:
+            return
+        try:
             self._store.put_many(self.model_id, due.items())
+        except Exception:
+            logger.warning("could not store %d vectors now; retrying later", len(due))
+            with self._lock:
+                if not self._closed:
+                    self._unwritten.update(due)
+                    self._wake.notify()
 
     def _start_writer(self) -> None:
         if self._writer is None:

@@ -347,19 +347,3 @@ def test_no_two_leaves_share_a_path(args: dict[str, Any]) -> None:
 @given(st.text(max_size=60))
 def test_normalize_text_is_idempotent(text: str) -> None:
     assert normalize_text(normalize_text(text)) == normalize_text(text)
-
-
-@pytest.mark.parametrize(
-    ("args", "policy", "timed"),
-    [
-        ({"to": "a@b.co", "body": "hello"}, ToolPolicy(), False),
-        ({"to": "a@b.co", "timestamp": "2024-05-01T09:00:00Z"}, ToolPolicy(), True),
-        ({"meta": {"sent_at": 1_700_000_000}}, ToolPolicy(), True),
-        ({"request_id": "r-1", "body": "hello"}, ToolPolicy(), False),
-        ({"ts": 1_700_000_000}, ToolPolicy(exact_fields=("ts",)), False),
-    ],
-)
-def test_timed_marks_forms_that_depend_on_arrival(
-    args: dict[str, object], policy: ToolPolicy, timed: bool
-) -> None:
-    assert canonicalize(args, policy, received_at=1_700_000_000.0).timed is timed

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import threading
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -16,6 +18,7 @@ from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome
+from tooldedup.dedup.semantic import vector_key
 
 
 def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") -> CallRecord:
@@ -206,3 +209,47 @@ def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     assert ledger.exact_match("s", "send", _record("x").args_hash, 30.0) is None
     assert ledger.exact_match("other", "send", _record("x").args_hash, 0.0) is None
     ledger.checkpoint()  # housekeeping never fails on a live database
+
+
+def test_a_failed_commit_leaves_no_transaction_open(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    conn = ledger.db._conn()  # the calling thread's connection, as the ledger uses it
+    refuse = {"commit": True}
+
+    def authorizer(action: int, arg1: str | None, *rest: object) -> int:
+        if action == sqlite3.SQLITE_TRANSACTION and arg1 == "COMMIT" and refuse["commit"]:
+            refuse["commit"] = False
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    conn.set_authorizer(authorizer)
+    with pytest.raises(sqlite3.DatabaseError):
+        ledger.claim(_record("c1"))
+    assert not conn.in_transaction
+    # The next claim is a transaction of its own, committed and seen by others.
+    ledger.claim(_record("c2", intent="ik_2"))
+    other = sqlite3.connect(tmp_path / "ledger.db")
+    ids = {row[0] for row in other.execute("SELECT call_id FROM calls")}
+    assert ids == {"c2"}
+    other.close()
+    ledger.close()
+
+
+def test_connections_leave_with_their_threads(tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    before = len(os.listdir("/proc/self/fd"))
+    for n in range(30):
+        thread = threading.Thread(target=ledger.get, args=(f"c{n}",))
+        thread.start()
+        thread.join()
+    assert len(os.listdir("/proc/self/fd")) <= before + 2
+    ledger.close()
+
+
+def test_vector_keys_follow_call_ids_not_reused_row_ids() -> None:
+    # SQLite hands a purged row's id to the next call: the index must not mix them up.
+    old = replace(_record("call_old"), row_id=1)
+    new = replace(_record("call_new"), row_id=1)
+    assert vector_key(old) != vector_key(new)
+    assert vector_key(old) == vector_key(replace(old, row_id=7))
+    assert 0 <= vector_key(old) < 2**63

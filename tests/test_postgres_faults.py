@@ -66,21 +66,25 @@ def test_database_down_gives_503_json_then_recovers(
         threads = [threading.Thread(target=load) for _ in range(4)]
         for thread in threads:
             thread.start()
-        _until(lambda: len(statuses) > 20, "checks answered before the outage")
-        own_postgres.stop("immediate")
-        with lock:
-            before = len(statuses)
-        _until(lambda: statuses[before:].count(503) >= 8, "503 answers during the outage")
-        _until(lambda: client.get("/healthz").status_code == 503, "/healthz says the store is down")
-        assert client.get("/healthz").json()["store"] == "down"
-        own_postgres.start()
-        _until(lambda: client.get("/healthz").status_code == 200, "/healthz sees the store back")
-        with lock:
-            after = len(statuses)
-        _until(lambda: statuses[after:].count(200) >= 10, "checks answered again")
-        stop.set()
-        for thread in threads:
-            thread.join()
+        try:
+            _until(lambda: len(statuses) > 20, "checks answered before the outage")
+            own_postgres.stop("immediate")
+            with lock:
+                before = len(statuses)
+            _until(lambda: statuses[before:].count(503) >= 8, "503 answers during the outage")
+            down = "/healthz says the store is down"
+            _until(lambda: client.get("/healthz").status_code == 503, down)
+            assert client.get("/healthz").json()["store"] == "down"
+            own_postgres.start()
+            back = "/healthz sees the store back"
+            _until(lambda: client.get("/healthz").status_code == 200, back)
+            with lock:
+                after = len(statuses)
+            _until(lambda: statuses[after:].count(200) >= 10, "checks answered again")
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
     assert set(statuses) <= {200, 503}
     for status, body in zip(statuses, bodies, strict=True):
         if status == 503:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tooldedup.dedup.errors import IdempotencyKeyReused
-from tooldedup.dedup.policy import PolicySet
+from tooldedup.dedup.policy import PolicySet, policy_from_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import CallStatus, DecisionKind, Outcome, ToolCall
 from tooldedup.dedup.service import DedupService
@@ -88,3 +88,17 @@ def test_a_key_replayed_in_another_step_is_another_payload(
     step4 = ToolCall("s1", "wallet_send", sent, run_id="r1", step="4", idempotency_key="k2")
     with pytest.raises(IdempotencyKeyReused):
         service.check(step4)
+
+
+def test_a_byte_for_byte_replay_is_found_after_a_policy_change(service: DedupService) -> None:
+    sent = {"to": "ana@example.com", "trace": "t-1", "body": "The invoice is attached."}
+    first = service.check(ToolCall("s1", "send_email", sent))
+    assert first.call is not None
+    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED, result={"id": 1}))
+    # The tool's policy now drops "trace": the same bytes canonicalise otherwise.
+    policy = policy_from_mapping({"volatile_fields": ["trace"]}, service.policies.defaults)
+    service.set_policy("send_email", policy, {"volatile_fields": ["trace"]})
+    replay = service.check(ToolCall("s1", "send_email", dict(sent)))
+    assert replay.kind is DecisionKind.DUPLICATE
+    assert replay.match is not None
+    assert replay.match.call.call_id == first.call.call_id

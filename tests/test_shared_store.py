@@ -10,6 +10,7 @@ import itertools
 import os
 import signal
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -176,3 +177,21 @@ def test_a_replica_never_embeds_what_another_embedded(
         before = _model_calls(second)
         assert _check(second, "two", text)["decision"] == "proceed"
         assert _model_calls(second) == before
+
+
+def test_a_policy_set_through_one_replica_reaches_the_others(
+    replicas: list[httpx.Client],
+) -> None:
+    first, second = replicas
+    put = first.put("/v1/tools/pay_rent/policy", json={"side_effect": "irreversible"})
+    assert put.status_code == 200
+
+    def everywhere() -> bool:
+        # Several answers in a row: the second server's two workers both know it.
+        answers = [second.get("/v1/tools/pay_rent/policy").json() for _ in range(6)]
+        return all(a["custom"] and a["policy"]["side_effect"] == "irreversible" for a in answers)
+
+    deadline = time.monotonic() + 30  # a hang guard: workers refresh every 2 s
+    while not everywhere():
+        assert time.monotonic() < deadline, "the policy never reached the other replica"
+        time.sleep(0.5)

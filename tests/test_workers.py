@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from tooldedup.api.settings import EmbedderBackend, Settings
-from tooldedup.api.workers import settings_from_json, settings_to_json
+from tooldedup.api.workers import settings_file, settings_from_json, settings_to_json
 
 
 def test_settings_survive_the_trip_to_a_worker() -> None:
@@ -24,3 +26,14 @@ def test_settings_survive_the_trip_to_a_worker() -> None:
 
 def test_defaults_survive_too() -> None:
     assert settings_from_json(settings_to_json(Settings())) == Settings()
+
+
+def test_the_settings_file_is_private_and_removed() -> None:
+    settings = Settings(api_key="secret-key", postgres_url="postgresql://u:pw@/db?host=/tmp")
+    with settings_file(settings) as path:
+        assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+        with open(path, encoding="utf-8") as source:
+            assert settings_from_json(source.read()) == settings
+    assert not os.path.exists(path)
+    assert not os.path.exists(os.path.dirname(path))

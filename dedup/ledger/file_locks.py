@@ -6,11 +6,14 @@ import fcntl
 import os
 import struct
 import threading
+import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tooldedup.dedup.canonical import stable_hash
+from tooldedup.dedup.errors import StoreBusy
 
 __all__ = ["FileStripeLocks"]
 
@@ -24,6 +27,10 @@ _OFD_SET = getattr(fcntl, "F_OFD_SETLK", None)
 def _flock(kind: int, offset: int) -> bytes:
     # struct flock: l_type, l_whence, l_start, l_len, l_pid (0 for OFD locks), padded.
     return struct.pack("hhqqi4x", kind, os.SEEK_SET, offset, 1, 0)
+
+
+class _ThreadOwner:
+    """Lives in one thread's local storage; collected when the thread ends."""
 
 
 class FileStripeLocks:
@@ -55,20 +62,53 @@ class FileStripeLocks:
             self._local.fd = fd
             with self._fds_lock:
                 self._fds.append(fd)
+            # A thread pool retires idle threads: the descriptor goes with its thread.
+            self._local.owner = _ThreadOwner()
+            weakref.finalize(self._local.owner, self._release, fd)
         return fd
 
+    def _release(self, fd: int) -> None:
+        with self._fds_lock:
+            if fd in self._fds:
+                self._fds.remove(fd)
+                os.close(fd)
+
     @contextmanager
-    def hold(self, key: str) -> Iterator[None]:
-        """Hold ``key``'s stripe for the block (other threads and processes wait)."""
-        if _OFD_WAIT is None or _OFD_SET is None:
+    def hold(self, key: str, timeout_seconds: float = 10.0) -> Iterator[None]:
+        """Hold ``key``'s stripe for the block (other threads and processes wait).
+
+        A wait longer than ``timeout_seconds`` (a holder stopped or stuck) raises
+        ``StoreBusy`` (a 503) instead of hanging.
+        """
+        if _OFD_SET is None:
             raise RuntimeError("open-file-description locks are not available here")
         stripe = int(stable_hash(key)[:8], 16) % self._stripes
         fd = self._fd()
-        fcntl.fcntl(fd, _OFD_WAIT, _flock(fcntl.F_WRLCK, stripe))
+        self._acquire(fd, stripe, timeout_seconds)
         try:
             yield
         finally:
             fcntl.fcntl(fd, _OFD_SET, _flock(fcntl.F_UNLCK, stripe))
+
+    @staticmethod
+    def _acquire(fd: int, stripe: int, timeout_seconds: float) -> None:
+        assert _OFD_SET is not None
+        request = _flock(fcntl.F_WRLCK, stripe)
+        deadline = time.monotonic() + timeout_seconds
+        pause = 0.0002
+        while True:
+            try:
+                fcntl.fcntl(fd, _OFD_SET, request)
+                return
+            except (BlockingIOError, PermissionError):
+                pass  # held elsewhere (EAGAIN or EACCES)
+            if time.monotonic() >= deadline:
+                raise StoreBusy(
+                    f"the lock of this scope and tool was held for over {timeout_seconds:g} s"
+                )
+            # Short first: a decision holds the lock for about a millisecond.
+            time.sleep(pause)
+            pause = min(pause * 2, 0.005)
 
     def close(self) -> None:
         """Close every thread's descriptor (releasing whatever they held)."""

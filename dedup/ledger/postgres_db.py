@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import logging
 import threading
 import time
 import weakref
@@ -15,10 +16,17 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.rows import dict_row
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from tooldedup.dedup.errors import ConfigurationError, InvalidInput, StoreUnavailable
+from tooldedup.dedup.errors import (
+    ConfigurationError,
+    InvalidInput,
+    StoreBusy,
+    StoreUnavailable,
+)
 from tooldedup.dedup.ledger.database import POSTGRES, Result
 
 __all__ = ["PostgresDatabase"]
+
+logger = logging.getLogger(__name__)
 
 _Conn = psycopg.Connection[dict[str, Any]]
 
@@ -92,6 +100,8 @@ class PostgresDatabase:
             f"-c lock_timeout={int(lock_timeout_seconds * 1000)}"
             f" -c statement_timeout={int(lock_timeout_seconds * 2000)}"
             " -c synchronous_commit=off"
+            # A transaction left open by a stuck request releases its locks in the end.
+            f" -c idle_in_transaction_session_timeout={int(lock_timeout_seconds * 3000)}"
         )
         self._stale = _StaleCheck(idle_seconds=1.0)
         self._pool: ConnectionPool[_Conn] = ConnectionPool(
@@ -114,6 +124,8 @@ class PostgresDatabase:
             name="tooldedup",
         )
         self._local = threading.local()
+        self._ping_lock = threading.Lock()
+        self._ping_conn: psycopg.Connection[Any] | None = None
         try:
             self._pool.open(wait=True, timeout=timeout_seconds)
         except PoolTimeout:
@@ -135,12 +147,12 @@ class PostgresDatabase:
                 finally:
                     self._stale.used(conn)
         except PoolTimeout:
-            raise StoreUnavailable(
-                f"no PostgreSQL connection within {self._timeout:g} s"
-                " (the database is down or every pooled connection is busy)"
+            raise StoreBusy(
+                f"no database connection within {self._timeout:g} s (the database is down,"
+                " or every pooled connection is busy); nothing was stored"
             ) from None
         except psycopg.OperationalError as exc:
-            raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+            raise _unavailable(exc) from exc
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement and fetch what it returns."""
@@ -149,7 +161,7 @@ class PostgresDatabase:
                 cursor = conn.execute(_pg_sql(sql), params)
                 rows: list[Any] = cursor.fetchall() if cursor.description else []
             except psycopg.OperationalError as exc:
-                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+                raise _unavailable(exc) from exc
             except psycopg.DataError as exc:
                 _raise_if_nul(exc)
                 raise
@@ -162,7 +174,7 @@ class PostgresDatabase:
                 with conn.cursor() as cursor:
                     cursor.executemany(_pg_sql(sql), rows)
             except psycopg.OperationalError as exc:
-                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+                raise _unavailable(exc) from exc
             except psycopg.DataError as exc:
                 _raise_if_nul(exc)
                 raise
@@ -180,7 +192,7 @@ class PostgresDatabase:
                         conn.execute("SET LOCAL synchronous_commit TO on")
                     yield
             except psycopg.OperationalError as exc:
-                raise StoreUnavailable(f"PostgreSQL is unavailable: {exc}") from exc
+                raise _unavailable(exc) from exc
             finally:
                 if outer:
                     self._local.conn = None
@@ -201,11 +213,31 @@ class PostgresDatabase:
         """Nothing to do: the server checkpoints on its own."""
 
     def ping(self) -> None:
-        """Raise ``StoreUnavailable`` unless the server answers now."""
-        self.execute("SELECT 1")
+        """Raise ``StoreUnavailable`` unless the server answers now.
+
+        On a connection of its own, outside the pool: a pool with every connection busy
+        says nothing about whether the server is up.
+        """
+        with self._ping_lock:
+            try:
+                if self._ping_conn is None or self._ping_conn.closed:
+                    self._ping_conn = psycopg.connect(
+                        self.url, autocommit=True, connect_timeout=max(1, int(self._timeout))
+                    )
+                self._ping_conn.execute("SELECT 1")
+            except psycopg.Error as exc:
+                if self._ping_conn is not None:
+                    self._ping_conn.close()
+                self._ping_conn = None
+                logger.warning("PostgreSQL ping: %s", exc)
+                raise StoreUnavailable("the database is unavailable") from None
 
     def close(self) -> None:
         """Close the pool and its connections."""
+        with self._ping_lock:
+            if self._ping_conn is not None:
+                self._ping_conn.close()
+                self._ping_conn = None
         self._pool.close()
 
 
@@ -213,3 +245,11 @@ def _raise_if_nul(exc: psycopg.DataError) -> None:
     """PostgreSQL text cannot hold U+0000 (SQLite can): a caller's fault, a 422."""
     if "NUL" in str(exc):
         raise InvalidInput("text may not contain NUL (U+0000) characters") from exc
+
+
+def _unavailable(exc: psycopg.OperationalError) -> StoreUnavailable:
+    """The 503 for a database error; its text (addresses, user names) stays in the log."""
+    logger.warning("PostgreSQL: %s", exc)
+    if isinstance(exc, psycopg.errors.LockNotAvailable | psycopg.errors.QueryCanceled):
+        return StoreBusy("the database was busy past its timeout; nothing was stored")
+    return StoreUnavailable("the database is unavailable; nothing was stored")

@@ -28,6 +28,8 @@ from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
 
 __all__ = ["SqlLedger"]
 
+_PURGE_BATCH = 5000
+
 
 _LOOKUP_SQL = {
     Lookup.ARGS: " AND args_hash = ?",
@@ -330,14 +332,27 @@ class SqlLedger(SqlLogStore):
 
     def purge(self, before: float) -> int:
         """Delete calls created before ``before``, and the keys and vectors only they used."""
-        db = self.db
-        with db.write():
-            removed = db.execute("DELETE FROM calls WHERE created_at < ?", (before,)).rowcount
-            db.execute("DELETE FROM idempotency_keys WHERE created_at < ?", (before,))
-            db.execute("DELETE FROM attempt_tokens WHERE created_at < ?", (before,))
-            # A vector not needed by a call claimed since ``before`` serves no stored call.
-            db.execute("DELETE FROM embeddings WHERE used_at < ?", (before,))
-        return int(removed)
+        removed = self._delete_batches("calls", "row_id", "created_at", before)
+        self._delete_batches("idempotency_keys", "scope, key", "created_at", before)
+        self._delete_batches("attempt_tokens", "scope, key", "created_at", before)
+        # A vector not needed by a call claimed since ``before`` serves no stored call.
+        self._delete_batches("embeddings", "model, text_hash", "used_at", before)
+        return removed
+
+    def _delete_batches(self, table: str, key: str, column: str, before: float) -> int:
+        """Delete old rows a batch per short transaction: a large backlog never holds the
+        write lock (or, on PostgreSQL, row locks other purgers wait on) for long."""
+        removed = 0
+        while True:
+            with self.db.write():
+                count = self.db.execute(
+                    f"DELETE FROM {table} WHERE ({key}) IN"
+                    f" (SELECT {key} FROM {table} WHERE {column} < ? LIMIT ?)",
+                    (before, _PURGE_BATCH),
+                ).rowcount
+            removed += max(0, count)
+            if count < _PURGE_BATCH:
+                return removed
 
     def load_policies(self) -> dict[str, dict[str, Any]]:
         """Stored per-tool policy overrides."""
@@ -347,12 +362,13 @@ class SqlLedger(SqlLogStore):
     def save_policy(self, tool: str, data: dict[str, Any]) -> None:
         """Store one tool's policy."""
         now = time.time()  # when it was saved, for people; nothing compares it
-        self.db.execute(
-            "INSERT INTO policies (tool, policy_json, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT (tool) DO UPDATE SET policy_json = excluded.policy_json,"
-            " updated_at = excluded.updated_at",
-            (tool, canonical_json(data), now),
-        )
+        with self.db.write():  # durable once acknowledged, on PostgreSQL too
+            self.db.execute(
+                "INSERT INTO policies (tool, policy_json, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (tool) DO UPDATE SET policy_json = excluded.policy_json,"
+                " updated_at = excluded.updated_at",
+                (tool, canonical_json(data), now),
+            )
 
     def close(self) -> None:
         """Release the database's connections."""

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.errors import StoreBusy, StoreUnavailable
 from tooldedup.dedup.ledger.database import SQLITE, Result
 from tooldedup.dedup.ledger.file_locks import FileStripeLocks
 from tooldedup.dedup.locks import KeyedLocks
@@ -18,6 +19,10 @@ from tooldedup.dedup.locks import KeyedLocks
 __all__ = ["SqliteDatabase"]
 
 logger = logging.getLogger(__name__)
+
+
+class _ThreadOwner:
+    """Lives in one thread's local storage; collected when the thread ends."""
 
 
 class SqliteDatabase:
@@ -62,7 +67,16 @@ class SqliteDatabase:
             self._local.conn = conn
             with self._conns_lock:
                 self._conns.append(conn)
+            # A thread pool retires idle threads: the connection goes with its thread.
+            self._local.owner = _ThreadOwner()
+            weakref.finalize(self._local.owner, self._release, conn)
         return conn
+
+    def _release(self, conn: sqlite3.Connection) -> None:
+        with self._conns_lock:
+            if conn in self._conns:
+                self._conns.remove(conn)
+                conn.close()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement and fetch what it returns."""
@@ -84,30 +98,43 @@ class SqliteDatabase:
 
     @contextmanager
     def write(self) -> Iterator[None]:
-        """``BEGIN IMMEDIATE`` … ``COMMIT``; inside another transaction, a savepoint."""
+        """``BEGIN IMMEDIATE`` … ``COMMIT``; inside another ``write``, a savepoint."""
         conn = self._conn()
-        if conn.in_transaction:
-            conn.execute("SAVEPOINT nested")
+        depth: int = getattr(self._local, "depth", 0)
+        self._local.depth = depth + 1
+        try:
+            if depth:
+                yield from self._savepoint(conn, depth)
+                return
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                _raise_if_unavailable(exc)
+                raise
             try:
                 yield
-            except BaseException:
-                conn.execute("ROLLBACK TO nested")
-                conn.execute("RELEASE nested")
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                # A failed COMMIT too: never leave the connection inside a transaction.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):
+                    _raise_if_unavailable(exc)
                 raise
-            conn.execute("RELEASE nested")
-            return
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.OperationalError as exc:
-            _raise_if_unavailable(exc)
-            raise
+        finally:
+            self._local.depth = depth
+
+    @staticmethod
+    def _savepoint(conn: sqlite3.Connection, depth: int) -> Iterator[None]:
+        name = f"nested{depth}"
+        conn.execute(f"SAVEPOINT {name}")
         try:
             yield
         except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
+            conn.execute(f"ROLLBACK TO {name}")
+            conn.execute(f"RELEASE {name}")
             raise
-        conn.execute("COMMIT")
+        conn.execute(f"RELEASE {name}")
 
     @contextmanager
     def serialized(self, key: str) -> Iterator[None]:
@@ -147,5 +174,9 @@ class SqliteDatabase:
 def _raise_if_unavailable(exc: sqlite3.OperationalError) -> None:
     """A busy, locked or unreadable file is a 503 to retry, not a bug."""
     text = str(exc)
-    if any(word in text for word in ("locked", "busy", "disk I/O", "unable to open")):
-        raise StoreUnavailable(f"the SQLite file is unavailable: {text}") from exc
+    if "locked" in text or "busy" in text:
+        logger.warning("SQLite: %s", text)
+        raise StoreBusy("the database was busy past its timeout; nothing was stored") from exc
+    if any(word in text for word in ("disk I/O", "unable to open", "disk is full", "readonly")):
+        logger.warning("SQLite: %s", text)
+        raise StoreUnavailable("the database is unavailable; nothing was stored") from exc

@@ -152,3 +152,29 @@ def test_torch_backend_names_the_extra_it_needs(venv: Path, tmp_path: Path) -> N
     )
     assert result.returncode == 2
     assert "pip install 'tooldedup[torch]'" in result.stderr
+
+
+@pytest.fixture(scope="module")
+def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with nothing but `pip install ./client`."""
+    root = tmp_path_factory.mktemp("client-venv")
+    source = root / "client"
+    shutil.copytree(ROOT / "client", source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
+    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
+    pip = [str(root / "venv" / "bin" / "python"), "-m", "pip"]
+    subprocess.run(
+        [*pip, "install", "--quiet", "--disable-pip-version-check", str(source)],
+        check=True,
+        cwd=root,
+    )
+    return root / "venv"
+
+
+def test_the_client_installs_httpx_and_nothing_heavy(client_venv: Path, tmp_path: Path) -> None:
+    listed = _run(client_venv, "-m", "pip", "list", "--format=json", cwd=tmp_path)
+    names = {p["name"].lower() for p in json.loads(listed.stdout)}
+    assert {"tooldedup-client", "httpx"} <= names
+    server_side = {"torch", "onnxruntime", "faiss-cpu", "fastapi", "numpy", "tooldedup"}
+    assert sorted(names & server_side) == []
+    imported = _run(client_venv, "-c", "import tooldedup_client; print('ok')", cwd=tmp_path)
+    assert imported.stdout.strip() == "ok", imported.stderr

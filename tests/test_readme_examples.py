@@ -1,16 +1,25 @@
-"""The README's client example, run as written against a real `tooldedup serve`."""
+"""The README's client and framework examples, run as written against a real server."""
 
 from __future__ import annotations
 
+import ast
+import asyncio
 import re
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from agents import set_tracing_disabled
+from langchain_core.tools import tool
 from tooldedup_client import Decision, Tooldedup
 
 from tests.server import serve
+from tests.test_langchain import ScriptedModel as ChatScript
+from tests.test_langchain import _calls as _chat_calls
+from tests.test_openai_agents import ScriptedModel as AgentScript
 
 pytestmark = pytest.mark.slow
 README = Path(__file__).parent.parent / "README.md"
@@ -46,3 +55,55 @@ def test_the_guard_example(base_url: str) -> None:
     assert again.decision is Decision.DUPLICATE
     assert again.match is not None
     assert again.match.result == {"message_id": "m-42"}
+
+
+def test_the_langchain_example(base_url: str) -> None:
+    runs: list[float] = []
+
+    @tool
+    def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        runs.append(amount)
+        return f"moved {amount:g} to {account}"
+
+    repeat = {"account": "ACC-1", "amount": 100}
+    code = _block("### LangChain and LangGraph").replace("http://127.0.0.1:8000", base_url)
+    code = code.replace('"thread-1"', repr("readme-" + uuid.uuid4().hex[:8]))
+    namespace: dict[str, Any] = {
+        "model": ChatScript(messages=_chat_calls(repeat, dict(reversed(list(repeat.items()))))),
+        "tools": [transfer],
+    }
+    exec(compile(code, "README.md", "exec"), namespace)
+    namespace["td"].close()
+    asyncio.run(namespace["atd"].aclose())
+    assert runs == [100]
+    replies = [m.content for m in namespace["result"]["messages"] if m.type == "tool"]
+    assert replies == ["moved 100 to ACC-1", "moved 100 to ACC-1"]
+
+
+def test_the_openai_agents_example(base_url: str) -> None:
+    runs: list[float] = []
+
+    def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        runs.append(amount)
+        return f"moved {amount:g} to {account}"
+
+    code = _block("### OpenAI Agents SDK").replace("http://127.0.0.1:8000", base_url)
+    code = code.replace('"s1"', repr("readme-" + uuid.uuid4().hex[:8]))
+    namespace: dict[str, Any] = {
+        "transfer": transfer,
+        "model": AgentScript("transfer", [{"account": "A", "amount": 5}] * 2),
+        "params": {"command": sys.executable, "args": ["-c", "pass"]},
+    }
+    compiled = compile(code, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+
+    async def run() -> None:
+        pending = eval(compiled, namespace)
+        if pending is not None:
+            await pending
+        await namespace["td"].aclose()
+
+    set_tracing_disabled(True)
+    asyncio.run(run())
+    assert runs == [5]

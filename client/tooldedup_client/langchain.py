@@ -26,6 +26,7 @@ from tooldedup_client.guard import (
     OnUnavailable,
     ReplayedFailure,
     default_classify,
+    session_scope,
 )
 
 __all__ = ["TooldedupMiddleware"]
@@ -74,15 +75,21 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         self._client, self._aclient = client, aclient
         self._session_id = session_id
         self._classify, self._on_unavailable = classify, on_unavailable
+        # One guard per (client, tool): it reads the tool's policy once, not per call.
+        self._guards: dict[tuple[int, str], Guard] = {}
 
     def _guard(self, request: ToolCallRequest, client: Tooldedup | AsyncTooldedup) -> Guard:
-        return Guard(
-            client,
-            request.tool_call["name"],
-            session_id=self._session(request),
-            classify=self._classify,
-            on_unavailable=self._on_unavailable,
-        )
+        key = (id(client), request.tool_call["name"])
+        guard = self._guards.get(key)
+        if guard is None:
+            guard = Guard(
+                client,
+                request.tool_call["name"],
+                classify=self._classify,
+                on_unavailable=self._on_unavailable,
+            )
+            self._guards[key] = guard
+        return guard
 
     def _session(self, request: ToolCallRequest) -> str:
         config = getattr(request.runtime, "config", None) or {}
@@ -106,8 +113,12 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         """The blocking hook."""
         if self._client is None:
             raise TypeError("this middleware has no blocking Tooldedup client")
+        guard = self._guard(request, self._client)
         try:
-            with self._guard(request, self._client).attempt(request.tool_call["args"]) as attempt:
+            with (
+                session_scope(self._session(request)),
+                guard.attempt(request.tool_call["args"]) as attempt,
+            ):
                 if not attempt.should_run:
                     return _reply(request, attempt.result)
                 return self._record(attempt, handler(request))
@@ -122,9 +133,18 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
             raise TypeError("this middleware has no AsyncTooldedup client")
         guard = self._guard(request, self._aclient)
         try:
-            async with guard.aattempt(request.tool_call["args"]) as attempt:
-                if not attempt.should_run:
-                    return _reply(request, attempt.result)
-                return self._record(attempt, await handler(request))
+            with session_scope(self._session(request)):
+                return await self._arun(guard, request, handler)
         except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
             return _not_run(request, exc)
+
+    async def _arun(
+        self,
+        guard: Guard,
+        request: ToolCallRequest,
+        handler: Callable[[ToolCallRequest], Awaitable[Result]],
+    ) -> Result:
+        async with guard.aattempt(request.tool_call["args"]) as attempt:
+            if not attempt.should_run:
+                return _reply(request, attempt.result)
+            return self._record(attempt, await handler(request))

@@ -36,6 +36,7 @@ from tooldedup_client.guard import (
     OnUnavailable,
     ReplayedFailure,
     default_classify,
+    session_scope,
 )
 from tooldedup_client.records import Decision, Status
 
@@ -83,22 +84,17 @@ def guard_function_tool(
     (the SDK's default turns them into text, which reads as a success).
     """
     invoke = tool.on_invoke_tool
+    guard = Guard(client, tool.name, classify=classify, on_unavailable=on_unavailable)
 
     async def guarded(context: ToolContext[Any], raw: str) -> Any:
-        guard = Guard(
-            client,
-            tool.name,
-            session_id=_session(context, session_id, session_of),
-            classify=classify,
-            on_unavailable=on_unavailable,
-        )
         try:
-            async with guard.aattempt(_arguments(raw)) as attempt:
-                if not attempt.should_run:
-                    return attempt.result
-                output = await invoke(context, raw)
-                attempt.succeeded(output)
-                return output
+            with session_scope(_session(context, session_id, session_of)):
+                async with guard.aattempt(_arguments(raw)) as attempt:
+                    if not attempt.should_run:
+                        return attempt.result
+                    output = await invoke(context, raw)
+                    attempt.succeeded(output)
+                    return output
         except (InProgress, Reconcile, ReplayedFailure) as exc:
             return f"not run: {exc}"
 

@@ -58,7 +58,11 @@ from tooldedup.dedup.records import (
     ToolCall,
 )
 
-__all__ = ["DedupService", "answer_for"]
+__all__ = ["ATTEMPT_REPEAT_SECONDS", "DedupService", "answer_for"]
+
+# How long after a claim a check resent with its attempt token gets ``proceed`` again: a
+# client's own retries of one check (10 s timeouts, a few retries) fit well inside.
+ATTEMPT_REPEAT_SECONDS = 120.0
 
 logger = logging.getLogger(__name__)
 _EXPLAIN_RECENT = 20
@@ -221,7 +225,7 @@ class DedupService:
         call, policy = proposal.call, proposal.policy
         step = call.workflow_step
         since = now - policy.window_seconds
-        if call.attempt_token is not None:
+        if call.attempt_token is not None and not base.dry_run:
             first = self._ledger.by_attempt_token(proposal.scope, call.attempt_token, since)
             if first is not None:
                 return self._repeat_attempt(proposal, base, first, now, claim)
@@ -288,7 +292,10 @@ class DedupService:
         it is completed, the tool ran, and the check is answered like any repeat of it.
         """
         report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="attempt token")
-        if first.status is CallStatus.PENDING and now < first.lease_expires_at:
+        # Only a retry soon after the claim is a lost answer; a token resent later (kept
+        # by a durable runtime, say) may meet the first run still going: in progress.
+        fresh = now < first.created_at + ATTEMPT_REPEAT_SECONDS
+        if first.status is CallStatus.PENDING and now < first.lease_expires_at and fresh:
             note = "a retry of this check (same attempt token): the first answer again"
             return replace(base, call=first, reports=(report,), notes=(*base.notes, note))
         match = Match(self._ledger.latest_attempt(first), Stage.EXACT, 1.0)

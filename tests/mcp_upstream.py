@@ -37,6 +37,13 @@ def balance(account: str) -> str:
 
 
 @server.tool
+def log_event(text: str) -> str:
+    """Append to a log (no hint; the service's policy may call it a read)."""
+    n = _ran("log_event")
+    return f"logged {n}"
+
+
+@server.tool
 def refuse(reason: str) -> str:
     """Always fails."""
     _ran("refuse")

@@ -20,6 +20,7 @@ from tooldedup_client import (
     ServiceUnavailable,
     Status,
     Tooldedup,
+    default_classify,
     session_scope,
 )
 
@@ -252,3 +253,86 @@ def test_when_the_service_is_down(on_unavailable: str | None, runs: bool) -> Non
             with pytest.raises(ServiceUnavailable):
                 wire(5)
     assert ran == ([5] if runs else [])
+
+
+class APITimeoutError(Exception):
+    """Named like openai's: a read that timed out after the request was sent."""
+
+
+class ServerDisconnectedError(Exception):
+    """Named like aiohttp's."""
+
+
+@pytest.mark.parametrize(
+    ("exc", "expected"),
+    [
+        (TimeoutError("t"), FailureClass.AMBIGUOUS),
+        (ConnectionResetError("r"), FailureClass.AMBIGUOUS),
+        (OSError("requests' errors are OSErrors"), FailureClass.AMBIGUOUS),
+        (httpx.ReadTimeout("t"), FailureClass.AMBIGUOUS),
+        (APITimeoutError("t"), FailureClass.AMBIGUOUS),
+        (ServerDisconnectedError("d"), FailureClass.AMBIGUOUS),
+        (ValueError("bad amount"), FailureClass.RETRYABLE),
+        (KeyError("to"), FailureClass.RETRYABLE),
+    ],
+)
+def test_default_classify(exc: BaseException, expected: FailureClass) -> None:
+    assert default_classify(exc) is expected
+
+
+class _AnswerLost(httpx.BaseTransport):
+    """Every request reaches the server, and every answer is lost (a read timeout)."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.HTTPTransport()
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self._inner.handle_request(request)
+        response.read()
+        raise httpx.ReadTimeout("no answer", request=request)
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+def test_fail_open_never_runs_a_call_the_service_may_have_claimed(
+    base_url: str, session: str
+) -> None:
+    ran: list[int] = []
+    with Tooldedup(base_url, retries=1, transport=_AnswerLost()) as td:
+
+        @td.guard("wire", session_id=session, on_unavailable="open")
+        def wire(amount: int) -> int:
+            ran.append(amount)
+            return amount
+
+        with pytest.raises(ServiceUnavailable):
+            wire(5)
+    assert ran == []
+
+
+def test_a_result_too_large_to_store_still_completes_the_call(td: Tooldedup, session: str) -> None:
+    @td.guard("export", session_id=session)
+    def export(report: str) -> str:
+        return "x" * (2 << 20)  # over the service's 1 MiB body limit
+
+    assert len(export("q3")) == 2 << 20
+    again = td.check("export", {"report": "q3"}, session_id=session, dry_run=True)
+    assert again.decision is Decision.DUPLICATE
+    assert again.match is not None
+    assert "unstored" in again.match.result
+
+
+def test_a_sync_guard_refuses_an_awaitable(td: Tooldedup, session: str) -> None:
+    async def send() -> None:
+        return None
+
+    @td.guard("send_later", session_id=session)
+    def send_later(to: str) -> Any:
+        return send()
+
+    with pytest.raises(TypeError, match="awaitable"):
+        send_later("ana")
+    check = td.check("send_later", {"to": "ana"}, session_id=session, dry_run=True)
+    assert check.match is not None
+    assert check.match.status is Status.FAILED

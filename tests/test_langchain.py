@@ -109,7 +109,7 @@ def test_tool_node_async_hook_and_the_thread_as_session(base_url: str) -> None:
     assert runs == ["ACC-2", "ACC-2"]
 
 
-def test_a_failing_tool_is_reported_and_a_retry_runs_again(base_url: str) -> None:
+def test_a_lost_connection_in_a_tool_asks_repeats_to_reconcile(base_url: str) -> None:
     attempts: list[int] = []
 
     @tool

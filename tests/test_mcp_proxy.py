@@ -29,6 +29,8 @@ UPSTREAM = str(Path(__file__).with_name("mcp_upstream.py"))
 def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[str]:
     db = tmp_path_factory.mktemp("mcp") / "ledger.db"
     with serve(db, model_cache) as client:
+        read = client.put("/v1/tools/log_event/policy", json={"side_effect": "read"})
+        assert read.status_code == 200
         yield str(client.base_url)
 
 
@@ -76,6 +78,11 @@ async def _scenario(client: Client[Any], counts: Path) -> None:
             failed = await client.call_tool("refuse", {"reason": "no"}, raise_on_error=False)
             assert failed.is_error
         assert _runs(counts, "refuse") == 2
+        # A tool the service's policy calls a read is forwarded every time, no claim.
+        for _ in range(2):
+            logged = await client.call_tool("log_event", {"text": "hello"})
+            assert not logged.is_error
+        assert _runs(counts, "log_event") == 2
 
 
 def test_proxy_over_stdio(service: str, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from tooldedup.dedup.errors import IdempotencyKeyReused
 from tooldedup.dedup.policy import PolicySet, policy_from_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import CallStatus, DecisionKind, Outcome, ToolCall
-from tooldedup.dedup.service import DedupService
+from tooldedup.dedup.service import ATTEMPT_REPEAT_SECONDS, DedupService
 from tooldedup.index import Service, ServiceSettings, build_service
 
 START = 1_714_554_000.0  # 2024-05-01T09:00:00Z
@@ -102,3 +102,23 @@ def test_a_byte_for_byte_replay_is_found_after_a_policy_change(service: DedupSer
     assert replay.kind is DecisionKind.DUPLICATE
     assert replay.match is not None
     assert replay.match.call.call_id == first.call.call_id
+
+
+def test_an_attempt_token_repeats_proceed_only_soon_after_the_claim(
+    service: DedupService, clock: Clock
+) -> None:
+    call = ToolCall("s1", "transfer", {"to": "ACC-1", "amount": 5}, attempt_token="tok")
+    first = service.check(call)
+    assert first.kind is DecisionKind.PROCEED
+    assert first.call is not None
+    # A dry run with the token gets no replay of the claim.
+    assert service.check(call, dry_run=True).kind is DecisionKind.IN_PROGRESS
+    clock.now += 30
+    again = service.check(call)
+    assert again.kind is DecisionKind.PROCEED
+    assert again.call is not None
+    assert again.call.call_id == first.call.call_id
+    # Long after the claim, the token may be a durable runtime's: the first run may be
+    # going on still, so the answer is that it is.
+    clock.now += ATTEMPT_REPEAT_SECONDS
+    assert service.check(call).kind is DecisionKind.IN_PROGRESS

@@ -23,7 +23,9 @@ from tooldedup_client.records import Call, CheckResult, FailureClass, Feedback, 
 
 __all__ = ["AsyncTooldedup", "Tooldedup"]
 
-_RETRY_STATUS = 503
+# 503: the service said nothing was stored. 502 and 504: a proxy in between lost the
+# answer (or the request); the attempt token makes resending either one safe.
+_RETRY_STATUSES = frozenset({502, 503, 504})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +98,14 @@ def _answer(response: httpx.Response) -> Any:
     return body
 
 
+def _unreachable(exc: httpx.TransportError) -> ServiceUnavailable:
+    """The error for a request that got no answer (its text names no URL or credential)."""
+    error = ServiceUnavailable(f"tooldedup did not answer ({type(exc).__name__})")
+    # A request that never connected reached nothing; any other may have been acted on.
+    error.maybe_reached = not isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout)
+    return error
+
+
 def _pause(attempt: int, response: httpx.Response | None) -> float:
     """Seconds before retry ``attempt``: the server's Retry-After (capped), else a backoff."""
     if response is not None:
@@ -135,10 +145,10 @@ class Tooldedup:
                 response = self._http.request(request.method, request.path, json=request.body)
             except httpx.TransportError as exc:
                 if attempt == self.retries:
-                    raise ServiceUnavailable(f"tooldedup at {self.base_url}: {exc}") from exc
+                    raise _unreachable(exc) from exc
                 time.sleep(_pause(attempt, None))
                 continue
-            if response.status_code != _RETRY_STATUS or attempt == self.retries:
+            if response.status_code not in _RETRY_STATUSES or attempt == self.retries:
                 return _answer(response)
             time.sleep(_pause(attempt, response))
         raise AssertionError("unreachable")  # pragma: no cover
@@ -237,10 +247,10 @@ class AsyncTooldedup:
                 response = await self._http.request(request.method, request.path, json=request.body)
             except httpx.TransportError as exc:
                 if attempt == self.retries:
-                    raise ServiceUnavailable(f"tooldedup at {self.base_url}: {exc}") from exc
+                    raise _unreachable(exc) from exc
                 await asyncio.sleep(_pause(attempt, None))
                 continue
-            if response.status_code != _RETRY_STATUS or attempt == self.retries:
+            if response.status_code not in _RETRY_STATUSES or attempt == self.retries:
                 return _answer(response)
             await asyncio.sleep(_pause(attempt, response))
         raise AssertionError("unreachable")  # pragma: no cover

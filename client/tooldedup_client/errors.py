@@ -55,11 +55,20 @@ class Unauthorized(TooldedupError):
 
 
 class ServiceUnavailable(TooldedupError):
-    """The service could not be reached, or did not answer in time."""
+    """The service could not be reached, or did not answer in time.
+
+    ``maybe_reached`` is False only when the request surely changed nothing: it never left
+    (no connection), or the service said so (503 ``store_unavailable``). Otherwise the
+    service may have stored a claim the caller never heard of.
+    """
+
+    maybe_reached = True
 
 
 class StoreUnavailable(ServiceUnavailable):
-    """The service answered, but its database could not be reached (503)."""
+    """The service answered, but its database could not be reached (503): nothing stored."""
+
+    maybe_reached = False
 
 
 class InProgress(TooldedupError):

@@ -23,7 +23,13 @@ from typing import Any, Literal
 import httpx
 
 from tooldedup_client.client import AsyncTooldedup, Tooldedup
-from tooldedup_client.errors import InProgress, Reconcile, ServiceUnavailable, TooldedupError
+from tooldedup_client.errors import (
+    InProgress,
+    InvalidInput,
+    Reconcile,
+    ServiceUnavailable,
+    TooldedupError,
+)
 from tooldedup_client.records import CheckResult, Decision, FailureClass, Status
 
 __all__ = [
@@ -53,10 +59,21 @@ def session_scope(session_id: str) -> Iterator[None]:
         current_session.reset(token)
 
 
+_AMBIGUOUS_WORDS = ("timeout", "timedout", "connection", "disconnect", "network", "unreachable")
+
+
 def default_classify(exc: BaseException) -> FailureClass:
-    """Timeouts and lost connections may have taken effect (ambiguous); others did not."""
-    ambiguous = (TimeoutError, ConnectionError, socket.timeout, httpx.TimeoutException)
-    if isinstance(exc, ambiguous) or isinstance(exc, httpx.NetworkError):
+    """Whatever may have reached the other side is ambiguous; other errors are retryable.
+
+    Ambiguous: timeouts and lost connections, by type (``OSError``, which the requests
+    library's errors also are, httpx's) or by name anywhere in the class's ancestry
+    (``APITimeoutError``, ``ReadTimeoutError``, ``ServerDisconnectedError``): a repeat must
+    reconcile before it runs again. Retryable: the rest, which did not take effect.
+    """
+    if isinstance(exc, OSError | socket.timeout | httpx.TransportError):
+        return FailureClass.AMBIGUOUS
+    names = (cls.__name__.lower() for cls in type(exc).__mro__)
+    if any(word in name for name in names for word in _AMBIGUOUS_WORDS):
         return FailureClass.AMBIGUOUS
     return FailureClass.RETRYABLE
 
@@ -149,7 +166,9 @@ class Guard:
         mode = self.on_unavailable
         if mode is None:
             mode = "open" if self._side_effect in ("read", "write") else "closed"
-        if mode == "closed":
+        # Open only when the check surely stored nothing: a lost answer may be a claim
+        # that another repeat would also find missing, and run the tool a second time.
+        if mode == "closed" or exc.maybe_reached:
             raise exc
         logger.warning("tooldedup unavailable; running %s unguarded: %s", self.tool, exc)
         return Attempt(None, should_run=True)
@@ -179,8 +198,13 @@ class Guard:
         if check is None or not attempt.should_run or check.call_id is None:
             return
         client = self._sync_client()
+        outcome = _outcome(attempt, exc, self.classify)
         try:
-            client.complete(check.call_id, **_outcome(attempt, exc, self.classify))
+            try:
+                client.complete(check.call_id, **outcome)
+            except InvalidInput as refused:
+                # Too large or too deep to store: the outcome without its payload.
+                client.complete(check.call_id, **_without_payload(outcome, refused))
         except TooldedupError as failed:
             # The tool ran; its claim stays pending until its lease ends, then repeats are
             # asked to reconcile. Nothing is lost by not raising over the tool's own result.
@@ -224,9 +248,13 @@ class Guard:
         check = attempt.check
         if check is None or not attempt.should_run or check.call_id is None:
             return
+        client = self._async_client()
+        outcome = _outcome(attempt, exc, self.classify)
         try:
-            outcome = _outcome(attempt, exc, self.classify)
-            await self._async_client().complete(check.call_id, **outcome)
+            try:
+                await client.complete(check.call_id, **outcome)
+            except InvalidInput as refused:
+                await client.complete(check.call_id, **_without_payload(outcome, refused))
         except TooldedupError as failed:
             logger.warning("could not report %s's outcome: %s", check.call_id, failed)
 
@@ -240,7 +268,8 @@ class Guard:
             # Report even when cancelled: shielded, so the report itself is not cancelled.
             await asyncio.shield(self._afinish(attempt, exc))
             raise
-        await self._afinish(attempt, None)
+        # Shielded too: a cancellation arriving now must not lose a result that exists.
+        await asyncio.shield(self._afinish(attempt, None))
 
     # -- the decorator --------------------------------------------------------------------
 
@@ -272,10 +301,26 @@ class Guard:
                 if not attempt.should_run:
                     return attempt.result
                 result = fn(*args, **kwargs)
+                if inspect.isawaitable(result):
+                    # Nothing has run yet: storing this as the result would be a lie.
+                    if inspect.iscoroutine(result):
+                        result.close()
+                    raise TypeError(
+                        f"{fn!r} returned an awaitable: give the guard an AsyncTooldedup"
+                        " client and an async function"
+                    )
                 attempt.succeeded(result)
                 return result
 
         return guarded
+
+
+def _without_payload(outcome: dict[str, Any], refused: TooldedupError) -> dict[str, Any]:
+    """``outcome`` with its result or error replaced by why it could not be stored."""
+    note = {"unstored": refused.message[:500]}
+    if "result" in outcome:
+        return {**outcome, "result": note}
+    return {**outcome, "error": note}
 
 
 def _outcome(attempt: Attempt, exc: BaseException | None, classify: Classify) -> dict[str, Any]:

@@ -28,6 +28,7 @@ from tooldedup_client.guard import (
     default_classify,
     session_scope,
 )
+from tooldedup_client.records import FailureClass
 
 __all__ = ["TooldedupMiddleware"]
 
@@ -102,7 +103,9 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
     @staticmethod
     def _record(attempt: Attempt, message: Result) -> Result:
         if isinstance(message, ToolMessage) and message.status == "error":
-            attempt.failed(_stored(message))
+            # Only the text of the error is left (the framework caught the exception): it
+            # may have been a timeout after the effect, so a repeat must reconcile.
+            attempt.failed(_stored(message), FailureClass.AMBIGUOUS)
         else:
             attempt.succeeded(_stored(message))
         return message

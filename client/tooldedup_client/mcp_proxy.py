@@ -11,10 +11,12 @@ Needs ``pip install 'tooldedup-client[mcp]'``.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 import mcp.types as mt
@@ -23,9 +25,10 @@ from fastmcp.server import create_proxy
 from fastmcp.server.dependencies import get_http_headers
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
 from fastmcp.tools.base import ToolResult
+from pydantic import ValidationError
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.errors import ServiceUnavailable
+from tooldedup_client.errors import InvalidInput, ServiceUnavailable
 from tooldedup_client.records import Decision, FailureClass, Status
 
 __all__ = ["DedupMiddleware", "main"]
@@ -34,6 +37,16 @@ logger = logging.getLogger(__name__)
 
 SESSION_META_KEY = "tooldedup/session"
 SESSION_HEADER = "x-tooldedup-session"
+
+
+async def _shielded(report: Coroutine[Any, Any, None]) -> None:
+    """Run a report to its end even if the call is being cancelled."""
+    task = asyncio.ensure_future(report)
+    try:
+        await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await task  # the report still finishes before the cancellation goes on
+        raise
 
 
 def _text_result(text: str) -> ToolResult:
@@ -51,8 +64,13 @@ def _stored(result: ToolResult) -> dict[str, Any]:
 
 
 def _replayed(stored: Any) -> ToolResult:
-    """A stored ``CallToolResult`` back as a result, unchanged."""
-    return ToolResult.from_mcp_result(mt.CallToolResult.model_validate(stored))
+    """A stored ``CallToolResult`` back as a result, unchanged (anything else stored for
+    this call, by another client or by hand, comes back as its JSON text)."""
+    try:
+        return ToolResult.from_mcp_result(mt.CallToolResult.model_validate(stored))
+    except ValidationError:
+        text = stored if isinstance(stored, str) else json.dumps(stored)
+        return ToolResult(content=[mt.TextContent(type="text", text=text)])
 
 
 class DedupMiddleware(Middleware):
@@ -82,7 +100,12 @@ class DedupMiddleware(Middleware):
             return False
         tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
         annotations = getattr(tool, "annotations", None)
-        return bool(annotations is not None and annotations.readOnlyHint)
+        if annotations is None:
+            return False
+        hint = getattr(annotations, "read_only_hint", None)
+        if hint is None:
+            hint = getattr(annotations, "readOnlyHint", None)
+        return bool(hint)
 
     async def on_call_tool(
         self,
@@ -98,11 +121,14 @@ class DedupMiddleware(Middleware):
                 params.name, params.arguments or {}, session_id=self._session(context)
             )
         except ServiceUnavailable as exc:
-            if self._fail_open:
+            # Open only if the check surely stored nothing (see ServiceUnavailable).
+            if self._fail_open and not exc.maybe_reached:
                 logger.warning("tooldedup unavailable; forwarding %s unchecked", params.name)
                 return await call_next(context)
-            return _text_result(f"tooldedup is unavailable, so {params.name} was not run: {exc}")
+            return _text_result(f"tooldedup is unavailable, so {params.name} was not run")
         match = check.match
+        if check.decision is Decision.PROCEED and check.call_id is None:
+            return await call_next(context)  # a read, by the service's policy: no claim
         if check.decision is Decision.DUPLICATE and match is not None:
             stored = match.result if match.status is Status.SUCCEEDED else match.error
             if stored is not None:
@@ -117,9 +143,9 @@ class DedupMiddleware(Middleware):
             result = await call_next(context)
         except BaseException as exc:
             # The upstream may or may not have acted: a repeat must reconcile first.
-            await self._report(check.call_id, None, exc)
+            await _shielded(self._report(check.call_id, None, exc))
             raise
-        await self._report(check.call_id, result, None)
+        await _shielded(self._report(check.call_id, result, None))
         return result
 
     async def _report(
@@ -137,10 +163,23 @@ class DedupMiddleware(Middleware):
                     failure_class=FailureClass.RETRYABLE,
                 )
             else:
-                error = {"type": type(exc).__name__, "message": str(exc)[:2000]}
+                error = {"type": type(exc).__name__}
                 await self._client.complete(
                     call_id, Status.FAILED, error=error, failure_class=FailureClass.AMBIGUOUS
                 )
+        except InvalidInput as refused:
+            # Too large or too deep to store: the outcome without its content.
+            note = {"unstored": refused.message[:500]}
+            failed = result is None or result.is_error
+            status = Status.FAILED if failed else Status.SUCCEEDED
+            kind = FailureClass.AMBIGUOUS if result is None else FailureClass.RETRYABLE
+            await self._client.complete(
+                call_id,
+                status,
+                result=None if failed else note,
+                error=note if failed else None,
+                failure_class=kind if failed else None,
+            )
         except Exception:
             logger.warning("could not report the outcome of %s", call_id, exc_info=True)
 
@@ -182,7 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
     target: Any = args.upstream_url
     if command:
-        target = StdioTransport(command=command[0], args=command[1:], env=dict(os.environ))
+        # The upstream gets this environment, but not tooldedup's key.
+        hidden = {"TOOLDEDUP_API_KEY", args.api_key_env}
+        env = {k: v for k, v in os.environ.items() if k not in hidden}
+        target = StdioTransport(command=command[0], args=command[1:], env=env)
     client = AsyncTooldedup(args.service, api_key=api_key)
     proxy = create_proxy(target, name="tooldedup-mcp")
     proxy.add_middleware(DedupMiddleware(client, args.session, fail_open=args.fail_open))

@@ -95,7 +95,7 @@ def guard_function_tool(
                     output = await invoke(context, raw)
                     attempt.succeeded(output)
                     return output
-        except (InProgress, Reconcile, ReplayedFailure) as exc:
+        except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
             return f"not run: {exc}"
 
     return dataclasses.replace(tool, on_invoke_tool=guarded)
@@ -121,25 +121,28 @@ class TooldedupGuardrails:
         self._client = client
         self._session_id = session_id
         self._session_of = session_of
-        self._claims: dict[str, str] = {}  # tool call id -> claimed call id
+        # (session, tool, tool call id) -> claimed call id: runs sharing these guardrails
+        # may reuse a provider's call ids.
+        self._claims: dict[tuple[str, str, str], str] = {}
         self._lock = threading.Lock()
         self.input = tool_input_guardrail(self._check)
         self.output = tool_output_guardrail(self._complete)
 
     async def _check(self, data: ToolInputGuardrailData) -> ToolGuardrailFunctionOutput:
         context = data.context
+        session = _session(context, self._session_id, self._session_of)
         try:
             answer = await self._client.check(
-                context.tool_name,
-                _arguments(context.tool_arguments),
-                session_id=_session(context, self._session_id, self._session_of),
+                context.tool_name, _arguments(context.tool_arguments), session_id=session
             )
         except ServiceUnavailable as exc:
             return ToolGuardrailFunctionOutput.reject_content(f"not run: {exc}")
         if answer.decision is Decision.PROCEED:
             if answer.call_id is not None:
                 with self._lock:
-                    self._claims[context.tool_call_id] = answer.call_id
+                    self._claims[(session, context.tool_name, context.tool_call_id)] = (
+                        answer.call_id
+                    )
             return ToolGuardrailFunctionOutput.allow()
         match = answer.match
         if answer.decision is Decision.DUPLICATE and match is not None:
@@ -151,8 +154,10 @@ class TooldedupGuardrails:
         return ToolGuardrailFunctionOutput.reject_content(f"not run: call {call} is {reason}")
 
     async def _complete(self, data: ToolOutputGuardrailData) -> ToolGuardrailFunctionOutput:
+        context = data.context
+        key = (_session(context, self._session_id, self._session_of), context.tool_name)
         with self._lock:
-            call_id = self._claims.pop(data.context.tool_call_id, None)
+            call_id = self._claims.pop((*key, context.tool_call_id), None)
         if call_id is not None:
             try:
                 output = data.output if isinstance(data.output, str) else str(data.output)

@@ -157,15 +157,7 @@ def m006_keys_and_embedding_use(d: Dialect) -> tuple[str, ...]:
     """Explicit keys bound to one intent, replays found by what was sent, and when a vector
     was last needed by a stored call."""
     return (
-        f"""CREATE TABLE idempotency_keys (
-            scope TEXT NOT NULL,
-            key TEXT NOT NULL,
-            tool TEXT NOT NULL,
-            intent_key TEXT NOT NULL,
-            sent_hash TEXT NOT NULL,
-            created_at {d.real} NOT NULL,
-            PRIMARY KEY (scope, key)
-        ){d.without_rowid}""",
+        _key_table("idempotency_keys", d),
         # A byte-for-byte replay (a queue's redelivery, a runtime's replay) is found by the
         # hash of what was sent, whatever its timestamps say by now.
         "ALTER TABLE calls ADD COLUMN sent_hash TEXT",
@@ -184,7 +176,17 @@ def m006_keys_and_embedding_use(d: Dialect) -> tuple[str, ...]:
 def m007_attempt_tokens(d: Dialect) -> tuple[str, ...]:
     """Attempt tokens: bound to one payload like keys, and kept on the call they claimed."""
     return (
-        f"""CREATE TABLE attempt_tokens (
+        _key_table("attempt_tokens", d),
+        "CREATE INDEX attempt_tokens_created ON attempt_tokens (created_at)",
+        "ALTER TABLE calls ADD COLUMN attempt_token TEXT",
+        "CREATE INDEX calls_attempt ON calls (scope, attempt_token)"
+        " WHERE attempt_token IS NOT NULL",
+    )
+
+
+def _key_table(name: str, d: Dialect) -> str:
+    """A table of caller-made keys, each bound to one tool and payload (as of m006)."""
+    return f"""CREATE TABLE {name} (
             scope TEXT NOT NULL,
             key TEXT NOT NULL,
             tool TEXT NOT NULL,
@@ -192,12 +194,7 @@ def m007_attempt_tokens(d: Dialect) -> tuple[str, ...]:
             sent_hash TEXT NOT NULL,
             created_at {d.real} NOT NULL,
             PRIMARY KEY (scope, key)
-        ){d.without_rowid}""",
-        "CREATE INDEX attempt_tokens_created ON attempt_tokens (created_at)",
-        "ALTER TABLE calls ADD COLUMN attempt_token TEXT",
-        "CREATE INDEX calls_attempt ON calls (scope, attempt_token)"
-        " WHERE attempt_token IS NOT NULL",
-    )
+        ){d.without_rowid}"""
 
 
 def _statements(script: str) -> tuple[str, ...]:

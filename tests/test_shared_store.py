@@ -60,6 +60,14 @@ def replicas(
         yield [stack.enter_context(serve(store, model_cache, "--workers", "2")) for _ in range(2)]
 
 
+def _wait_for(predicate: Any, what: str, seconds: float = 120.0) -> None:
+    """Poll ``predicate`` (a hang guard, not a timing assertion)."""
+    deadline = time.monotonic() + seconds
+    while not predicate():
+        assert time.monotonic() < deadline, f"never happened: {what}"
+        time.sleep(0.05)
+
+
 def _check(client: httpx.Client, session: str, body: str) -> dict[str, Any]:
     response = client.post(
         "/v1/check",
@@ -135,19 +143,15 @@ def test_sigkill_of_a_replica_loses_no_acknowledged_claim(
         threads += [threading.Thread(target=load, args=(survivor,)) for _ in range(2)]
         for thread in threads:
             thread.start()
-        while True:
-            with lock:
-                if len(acknowledged) >= 60:
-                    break
-        os.kill(victim_process.pid, signal.SIGKILL)
-        victim_process.wait()
-        while True:
-            with lock:
-                if len(acknowledged) >= 90:
-                    break
-        stop.set()
-        for thread in threads:
-            thread.join()
+        try:
+            _wait_for(lambda: len(acknowledged) >= 60, "claims acknowledged before the kill")
+            os.kill(victim_process.pid, signal.SIGKILL)
+            victim_process.wait()
+            _wait_for(lambda: len(acknowledged) >= 90, "claims acknowledged after the kill")
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join()
         # Every call that was answered ``proceed`` is stored, whoever answered it.
         for call_id, body in acknowledged:
             stored = survivor.get(f"/v1/calls/{call_id}")

@@ -24,7 +24,6 @@ __all__ = [
     "SECRET_FIELD_NAMES",
     "is_attempt_id_name",
     "is_attempt_stamp",
-    "is_attempt_stamp_name",
     "is_category_name",
     "is_code_name",
     "is_path_name",
@@ -159,11 +158,6 @@ def _local_clock(moment: dt.datetime, received_at: float) -> bool:
     return _near(moment.replace(tzinfo=dt.UTC).timestamp(), received_at)
 
 
-def is_attempt_stamp_name(name: str) -> bool:
-    """Whether ``name`` may hold the attempt's own clock (whether it does depends on when)."""
-    return _squash(name) in ATTEMPT_STAMP_FIELDS
-
-
 def is_attempt_stamp(name: str, value: Any, received_at: float | None) -> bool:
     """Whether a timestamp-like field holds the attempt's own clock reading, to be dropped.
 
@@ -171,7 +165,7 @@ def is_attempt_stamp(name: str, value: Any, received_at: float | None) -> bool:
     (for a time without a zone, of the arrival on any zone's clock); any other time (a
     meeting, a due date) is an argument like any other.
     """
-    if received_at is None or not is_attempt_stamp_name(name):
+    if received_at is None or _squash(name) not in ATTEMPT_STAMP_FIELDS:
         return False
     if isinstance(value, str) and (moment := _iso(value.strip())) is not None:
         if moment.tzinfo is not None:

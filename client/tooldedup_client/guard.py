@@ -107,7 +107,6 @@ class Attempt:
     check: CheckResult | None
     should_run: bool
     result: Any = None
-    _done: bool = field(default=False, repr=False)
     _outcome: Any = field(default=None, repr=False)
     _failure: tuple[Any, FailureClass] | None = field(default=None, repr=False)
 
@@ -118,7 +117,7 @@ class Attempt:
 
     def succeeded(self, result: Any = None) -> None:
         """Say the tool ran and returned ``result`` (stored for repeats to replay)."""
-        self._done, self._outcome = True, result
+        self._outcome = result
 
     def failed(self, error: Any, failure_class: FailureClass = FailureClass.RETRYABLE) -> None:
         """Say the tool ran and reported a failure without raising (an error result)."""

@@ -154,12 +154,6 @@ class SqliteDatabase:
         """Raise ``StoreUnavailable`` unless the file answers."""
         self.execute("SELECT 1")
 
-    def connect_apart(self) -> sqlite3.Connection:
-        """A connection of its own (a long export must not hold a request thread's)."""
-        conn = sqlite3.connect(self.path, timeout=30)
-        conn.row_factory = sqlite3.Row
-        return conn
-
     def close(self) -> None:
         """Release connections and lock descriptors."""
         with self._conns_lock:

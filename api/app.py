@@ -10,15 +10,25 @@ import time
 from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
-from fastapi import FastAPI, Header, Query, Request, Response
+from fastapi import Depends, FastAPI, Header, Query, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
+from tooldedup.api.access import (
+    ADMINS,
+    AGENTS,
+    CALL_READERS,
+    EVERYONE,
+    AccessMiddleware,
+    RateLimiter,
+    allow,
+)
+from tooldedup.api.admin_routes import admin_router
 from tooldedup.api.errors import install_error_handlers
 from tooldedup.api.fairness import ScopeGate
 from tooldedup.api.metrics import Metrics
-from tooldedup.api.middleware import ApiKeyMiddleware, JsonBodyMiddleware
+from tooldedup.api.middleware import JsonBodyMiddleware
 from tooldedup.api.schemas import (
     CallOut,
     CheckRequest,
@@ -32,12 +42,14 @@ from tooldedup.api.schemas import (
     SessionCalls,
 )
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.errors import InvalidInput, StoreBusy, StoreUnavailable
+from tooldedup.dedup.access import KeyRing, Principal
+from tooldedup.dedup.errors import Forbidden, InvalidInput, StoreBusy, StoreUnavailable
 from tooldedup.dedup.explain import explain_data
 from tooldedup.dedup.ledger import SqlLedger
 from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import (
+    DEFAULT_TENANT,
     CallRecord,
     CallStatus,
     Decision,
@@ -52,8 +64,12 @@ __all__ = ["create_app"]
 logger = logging.getLogger(__name__)
 _WARM_UP = "warm up the embedding model once at start"
 _ERRORS: dict[int | str, dict[str, Any]] = {
-    code: {"model": ErrorBody} for code in (400, 401, 404, 409, 413, 422)
+    code: {"model": ErrorBody} for code in (400, 401, 403, 404, 409, 413, 422, 429)
 }
+Agent = Annotated[Principal, Depends(allow(AGENTS))]
+CallReader = Annotated[Principal, Depends(allow(CALL_READERS))]
+Anyone = Annotated[Principal, Depends(allow(EVERYONE))]
+Admin = Annotated[Principal, Depends(allow(ADMINS))]
 
 
 class _Health:
@@ -139,6 +155,7 @@ def create_app(
     metrics.model_calls.set_function(lambda: cached.model_calls)
     gate = ScopeGate()
     health = _Health()
+    ring = KeyRing(built.keys, settings.api_key, cache_seconds=settings.key_cache_seconds)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -151,7 +168,7 @@ def create_app(
                 if health.store_up:
                     try:
                         # Policies set through another worker or replica reach this one.
-                        service.refresh_policies()
+                        service.refresh()
                         if time.monotonic() >= next_purge:
                             # The next purge is due a full interval later, even after a
                             # failed one: a purge never runs back to back with itself.
@@ -190,6 +207,7 @@ def create_app(
     @app.post("/v1/check", response_model=CheckResponse, responses=_ERRORS)
     async def check(
         body: CheckRequest,
+        principal: Agent,
         idempotency_key_header: Annotated[
             str | None, Header(alias="Idempotency-Key", max_length=256)
         ] = None,
@@ -212,10 +230,13 @@ def create_app(
             step=None if body.step is None else str(body.step),
             idempotency_key=key,
             attempt_token=body.attempt_token,
+            tenant=principal.tenant,
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
-                decision = await run_in_threadpool(service.check, call, dry_run=body.dry_run)
+                decision = await run_in_threadpool(
+                    service.check, call, dry_run=body.dry_run, key_id=principal.key_id
+                )
         metrics.observe(decision)
         return CheckResponse(
             decision=decision.kind.value,
@@ -227,7 +248,7 @@ def create_app(
         )
 
     @app.post("/v1/calls/{call_id}/complete", response_model=CallOut, responses=_ERRORS)
-    def complete(call_id: str, body: CompleteRequest) -> CallOut:
+    def complete(call_id: str, body: CompleteRequest, principal: Agent) -> CallOut:
         """Report the outcome of a call that was run."""
         outcome = Outcome(
             status=CallStatus(body.status),
@@ -235,45 +256,49 @@ def create_app(
             error=body.error,
             failure_class=None if body.failure_class is None else FailureClass(body.failure_class),
         )
-        return _call_out(service.complete(call_id, outcome))
+        return _call_out(service.complete(principal.tenant, call_id, outcome))
 
     @app.post("/v1/feedback", response_model=FeedbackOut, status_code=201, responses=_ERRORS)
-    def feedback(body: FeedbackRequest) -> FeedbackOut:
+    def feedback(body: FeedbackRequest, principal: Agent) -> FeedbackOut:
         """Label a check for calibration; 'distinct' on a match also stops it recurring."""
-        stored = service.feedback(body.check_id, body.label, body.note, body.source)
+        stored = service.feedback(
+            principal.tenant, body.check_id, body.label, body.note, body.source, principal.key_id
+        )
         return FeedbackOut(**dataclasses.asdict(stored))
 
     @app.get("/v1/calls/{call_id}", response_model=CallOut, responses=_ERRORS)
-    def get_call(call_id: str) -> CallOut:
+    def get_call(call_id: str, principal: CallReader) -> CallOut:
         """One call and its state."""
-        return _call_out(service.get(call_id))
+        return _call_out(service.get(principal.tenant, call_id))
 
     @app.get("/v1/sessions/{session_id}/calls", response_model=SessionCalls, responses=_ERRORS)
     def session_calls(
         session_id: str,
+        principal: CallReader,
         limit: Annotated[int, Query(ge=1, le=1000)] = 100,
         offset: Annotated[int, Query(ge=0, le=10_000_000)] = 0,
     ) -> SessionCalls:
         """A session's calls, oldest first."""
-        records = service.session_calls(session_id, limit, offset)
+        records = service.session_calls(principal.tenant, session_id, limit, offset)
         return SessionCalls(session_id=session_id, calls=[_call_out(r) for r in records])
 
     # ``:path`` lets a tool name hold "/" (as "%2F" or plain), as MCP tool names may.
     @app.get("/v1/tools/{tool:path}/policy", responses=_ERRORS)
-    def get_policy(tool: str) -> dict[str, Any]:
+    def get_policy(tool: str, principal: Anyone) -> dict[str, Any]:
         """The policy in force for ``tool``."""
         tool = _tool_name(tool)
-        custom = tool in service.policies.tools
-        data = policy_to_mapping(service.policies.for_tool(tool))
+        policies = service.policies_for(principal.tenant)
+        custom = tool in policies.tools
+        data = policy_to_mapping(policies.for_tool(tool))
         return {"tool": tool, "custom": custom, "policy": data}
 
     @app.put("/v1/tools/{tool:path}/policy", responses=_ERRORS)
-    def put_policy(tool: str, body: PolicyBody) -> dict[str, Any]:
+    def put_policy(tool: str, body: PolicyBody, principal: Admin) -> dict[str, Any]:
         """Set ``tool``'s policy; settings left out take the defaults."""
         tool = _tool_name(tool)
         data = body.model_dump(exclude_none=True)
-        policy = policy_from_mapping(data, service.policies.defaults)
-        service.set_policy(tool, policy, data)
+        policy = policy_from_mapping(data, service.policies_for(principal.tenant).defaults)
+        service.set_policy(principal.tenant, tool, policy, data)
         return {"tool": tool, "custom": True, "policy": policy_to_mapping(policy)}
 
     # Both run on the event loop, never queued behind checks in the thread pool.
@@ -287,13 +312,21 @@ def create_app(
         return JSONResponse(body, status_code=200 if health.store_up else 503)
 
     @app.get("/metrics")
-    async def prometheus_metrics(request: Request) -> Response:
-        """Prometheus text exposition."""
+    async def prometheus_metrics(principal: Admin) -> Response:
+        """Prometheus text exposition: every tenant's traffic, so for the operator only (an
+        admin of the default tenant)."""
+        if principal.tenant != DEFAULT_TENANT:
+            raise Forbidden("metrics cover every tenant: they need the default tenant's admin")
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+    app.include_router(admin_router(service, built.keys, ring))
     app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)
-    if settings.api_key is not None:
-        app.add_middleware(
-            ApiKeyMiddleware, api_key=settings.api_key, open_paths=frozenset({"/healthz"})
-        )
+    # Added last, so it runs first: an unauthenticated caller learns nothing from the body.
+    app.add_middleware(
+        AccessMiddleware,
+        ring=ring,
+        limiter=RateLimiter(),
+        open_paths=frozenset({"/healthz"}),
+        default_rate=settings.default_rate,
+    )
     return app

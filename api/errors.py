@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -12,19 +13,25 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from tooldedup.dedup.errors import (
     Conflict,
     DedupError,
+    Forbidden,
     InvalidInput,
     NotFound,
     StoreUnavailable,
+    Throttled,
+    Unauthorized,
 )
 
-__all__ = ["error_response", "install_error_handlers"]
+__all__ = ["dedup_error_response", "error_response", "install_error_handlers"]
 
 logger = logging.getLogger(__name__)
 
 _STATUS: tuple[tuple[type[DedupError], int], ...] = (
+    (Unauthorized, 401),
+    (Forbidden, 403),
     (NotFound, 404),
     (Conflict, 409),
     (InvalidInput, 422),
+    (Throttled, 429),
     (StoreUnavailable, 503),
 )
 
@@ -32,6 +39,19 @@ _STATUS: tuple[tuple[type[DedupError], int], ...] = (
 def error_response(status: int, code: str, message: str) -> JSONResponse:
     """A JSON error answer."""
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+def dedup_error_response(exc: DedupError) -> JSONResponse:
+    """The answer to one of our errors, with the headers its status calls for."""
+    response = error_response(_status_of(exc), exc.code, exc.message)
+    if isinstance(exc, StoreUnavailable):
+        # Nothing was decided or stored: the same check may simply be sent again.
+        response.headers["Retry-After"] = "1"
+    elif isinstance(exc, Throttled):
+        response.headers["Retry-After"] = str(max(1, math.ceil(exc.retry_after_seconds)))
+    elif isinstance(exc, Unauthorized):
+        response.headers["WWW-Authenticate"] = "Bearer"
+    return response
 
 
 def _status_of(exc: DedupError) -> int:
@@ -57,11 +77,7 @@ def install_error_handlers(app: FastAPI) -> None:
 
     async def on_dedup_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, DedupError)
-        response = error_response(_status_of(exc), exc.code, exc.message)
-        if isinstance(exc, StoreUnavailable):
-            # Nothing was decided or stored: the same check may simply be sent again.
-            response.headers["Retry-After"] = "1"
-        return response
+        return dedup_error_response(exc)
 
     async def on_validation(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)

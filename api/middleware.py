@@ -1,13 +1,12 @@
-"""ASGI middleware: request body limit and bearer-key access."""
+"""ASGI middleware: the request body limit."""
 
 from __future__ import annotations
 
-import hmac
 import json
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-__all__ = ["ApiKeyMiddleware", "JsonBodyMiddleware"]
+__all__ = ["JsonBodyMiddleware"]
 
 _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 
@@ -15,8 +14,6 @@ _BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
 async def _send_error(send: Send, status: int, code: str, message: str) -> None:
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    if status == 401:
-        headers.append((b"www-authenticate", b"Bearer"))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -87,28 +84,3 @@ class JsonBodyMiddleware:
             return await receive()
 
         await self.app(scope, replay, send)
-
-
-class ApiKeyMiddleware:
-    """Require ``Authorization: Bearer <key>`` on every path except the open ones."""
-
-    def __init__(self, app: ASGIApp, api_key: str, open_paths: frozenset[str]) -> None:
-        self.app = app
-        self._key = api_key.encode()
-        self._open = open_paths
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Check the bearer key in constant time; the key itself is never logged."""
-        if scope["type"] != "http" or scope.get("path") in self._open:
-            await self.app(scope, receive, send)
-            return
-        supplied = b""
-        for name, value in scope.get("headers", []):
-            if name == b"authorization":
-                scheme, _, token = value.partition(b" ")
-                if scheme.lower() == b"bearer":
-                    supplied = token.strip()
-        if not supplied or not hmac.compare_digest(supplied, self._key):
-            await _send_error(send, 401, "unauthorized", "a valid bearer API key is required")
-            return
-        await self.app(scope, receive, send)

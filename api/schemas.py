@@ -22,7 +22,12 @@ __all__ = [
     "ErrorBody",
     "FeedbackOut",
     "FeedbackRequest",
+    "KeyCreate",
+    "KeyList",
+    "KeyOut",
+    "LogPage",
     "MatchOut",
+    "NewKeyOut",
     "PolicyBody",
     "SessionCalls",
 ]
@@ -182,6 +187,52 @@ class FeedbackOut(BaseModel):
     source: str
     ts: float
     excluded_call_id: str | None
+    key_id: str | None = None
+
+
+class KeyCreate(BaseModel):
+    """A new API key of the caller's tenant."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    role: Literal["agent", "reader", "admin"]
+    name: Annotated[str, Field(max_length=200)] | None = None
+    rate_per_second: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
+
+    _check_text = field_validator("name")(_valid_unicode)
+
+
+class KeyOut(BaseModel):
+    """A stored key: never its secret."""
+
+    key_id: str
+    tenant: str
+    role: str
+    name: str | None
+    created_at: float
+    revoked_at: float | None
+    rate_per_second: float | None
+    burst: int | None
+
+
+class NewKeyOut(KeyOut):
+    """A key just made: ``key`` is shown this once and stored only as a hash."""
+
+    key: str
+
+
+class KeyList(BaseModel):
+    """A tenant's keys, oldest first."""
+
+    keys: list[KeyOut]
+
+
+class LogPage(BaseModel):
+    """Decision log entries, newest first; pass ``next_before`` as ``before`` for more."""
+
+    entries: list[dict[str, Any]]
+    next_before: int | None
 
 
 class ErrorDetail(BaseModel):

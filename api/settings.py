@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tooldedup.dedup.errors import InvalidInput
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 
 __all__ = ["EmbedderBackend", "Settings"]
@@ -17,6 +18,28 @@ class Settings(ServiceSettings):
 
     api_key: str | None = None
     max_body_bytes: int = 1 << 20
+    # The rate limit of a key created without one of its own: requests per second and the
+    # bucket's size. None: no limit.
+    rate_per_second: float | None = None
+    rate_burst: int | None = None
+    # How long a key stays cached: a key revoked elsewhere is refused this soon.
+    key_cache_seconds: float = 0.5
+
+    def __post_init__(self) -> None:
+        if self.rate_per_second is not None and not 0 < self.rate_per_second < float("inf"):
+            raise InvalidInput("rate_per_second must be above 0")
+        if self.rate_burst is not None and self.rate_burst < 1:
+            raise InvalidInput("rate_burst must be at least 1")
+        if not 0 <= self.key_cache_seconds <= 60:
+            raise InvalidInput("key_cache_seconds must be between 0 and 60")
+
+    @property
+    def default_rate(self) -> tuple[float, int] | None:
+        """(requests per second, burst) for keys without a rate of their own."""
+        if self.rate_per_second is None:
+            return None
+        burst = self.rate_burst or max(1, int(self.rate_per_second))
+        return (self.rate_per_second, burst)
 
     @staticmethod
     def api_key_from(environ: Mapping[str, str], key_file: Path | None) -> str | None:

@@ -24,6 +24,7 @@ from tooldedup.dedup.canonical import canonical_json, canonicalize, intent_key, 
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import DEFAULT_TENANT, Scope
 
 __all__ = ["build_ledger", "pool_texts", "pool_vectors"]
 
@@ -83,7 +84,7 @@ def _rows(layout: Layout, pool: Pool, now: float) -> Iterator[tuple[Any, ...]]:
                 canonical.exact_signature,
                 canonical_json([list(p) for p in canonical.exact_leaves]),
                 canonical_json([[x.path, x.text] for x in canonical.semantic_leaves]),
-                intent_key(sid, tool, canonical, None, None),
+                intent_key(Scope(DEFAULT_TENANT, sid), tool, canonical, None, None),
                 canonical_json({"ok": True, "ref": number}),
                 created,
                 created + policy.lease_seconds,

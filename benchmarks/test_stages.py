@@ -15,7 +15,7 @@ from tooldedup.dedup.funnel import ExactStage, FuzzyStage, Proposal
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
-from tooldedup.dedup.records import CallRecord, CallStatus, Outcome, ToolCall
+from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, CallStatus, Outcome, Scope, ToolCall
 from tooldedup.dedup.verifier import RuleVerifier
 from tooldedup.index.faiss_index import FaissGroupIndex
 
@@ -27,6 +27,7 @@ EMAIL = {
 }
 _POLICY = ToolPolicy()
 _SESSION = "micro"
+_SCOPE = Scope(DEFAULT_TENANT, _SESSION)
 
 
 def _record(args: dict[str, Any], session: str = _SESSION) -> CallRecord:
@@ -43,7 +44,7 @@ def _record(args: dict[str, Any], session: str = _SESSION) -> CallRecord:
         exact_signature=canonical.exact_signature,
         exact_leaves=canonical.exact_leaves,
         semantic_leaves=canonical.semantic_leaves,
-        intent_key=intent_key(session, "send_email", canonical, None, None),
+        intent_key=intent_key(Scope(DEFAULT_TENANT, session), "send_email", canonical, None, None),
         idempotency_key=None,
         status=CallStatus.PENDING,
         created_at=now,
@@ -98,7 +99,9 @@ def test_exact_lookup(
     canonical = proposal.canonical
 
     def lookup() -> None:
-        found = ledger.candidates(_SESSION, "send_email", canonical.exact_signature, 0.0, 1000)
+        found = ledger.candidates(
+            Scope(DEFAULT_TENANT, _SESSION), "send_email", canonical.exact_signature, 0.0, 1000
+        )
         assert ExactStage().check(proposal, found).match is not None
 
     benchmark(lookup)
@@ -111,7 +114,9 @@ def test_fuzzy_stage(
     """rapidfuzz over every candidate's free text, for a proposal that matches none."""
     _session(ledger, plain_texts, session_size)
     proposal = _proposal({"to": "bob@example.com", "body": "A completely different message."})
-    found = ledger.candidates(_SESSION, "send_email", proposal.canonical.exact_signature, 0.0, 1000)
+    found = ledger.candidates(
+        Scope(DEFAULT_TENANT, _SESSION), "send_email", proposal.canonical.exact_signature, 0.0, 1000
+    )
     assert len(found) == session_size
     benchmark(FuzzyStage(RuleVerifier()).check, proposal, found)
 

@@ -10,6 +10,7 @@ from tooldedup.dedup.canonical import canonical_json, canonicalize
 from tooldedup.dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import PolicySet
+from tooldedup.dedup.records import DEFAULT_TENANT
 
 __all__ = ["KNOWN_PAIRS", "agreement", "label_borderline"]
 
@@ -74,7 +75,7 @@ def label_borderline(
         if not semantic or not entry.get("borderline"):
             continue
         stored_id = entry.get("matched_call_id") or semantic[0]["candidates"][0]["call_id"]
-        stored = ledger.get(stored_id)
+        stored = ledger.get(entry.get("tenant", DEFAULT_TENANT), stored_id)
         if stored is None:
             continue
         # A repeated proposal is one pair, not fresh evidence: label it once.

@@ -11,7 +11,7 @@ from tooldedup.calibration.samples import VETOES, LabelledPair, Sample
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import PolicySet
 from tooldedup.dedup.protocols import Embedder
-from tooldedup.dedup.records import CallStatus, Outcome, Stage, ToolCall
+from tooldedup.dedup.records import DEFAULT_TENANT, CallStatus, Outcome, Stage, ToolCall
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_service
 
@@ -43,7 +43,9 @@ def score_pairs(
             try:
                 first = service.check(ToolCall(pair.ref, pair.tool, pair.a))
                 if first.call is not None:
-                    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED))
+                    service.complete(
+                        DEFAULT_TENANT, first.call.call_id, Outcome(CallStatus.SUCCEEDED)
+                    )
                 second = service.check(ToolCall(pair.ref, pair.tool, pair.b), dry_run=True)
             except DedupError:
                 rejected.append(pair.ref)

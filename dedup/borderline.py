@@ -81,18 +81,20 @@ class BorderlineResolver:
         assert decision.match is not None
         assert self._judge is not None
         request = judge_request(proposal, decision.match)
-        job = self._shadow.submit(self._label_by_judge, decision.check_id, request)
+        job = self._shadow.submit(
+            self._label_by_judge, proposal.scope.tenant, decision.check_id, request
+        )
         with self._shadow_lock:
             self._shadow_jobs = [j for j in self._shadow_jobs if not j.done()] + [job]
 
-    def _label_by_judge(self, check_id: str, request: JudgeRequest) -> None:
+    def _label_by_judge(self, tenant: str, check_id: str, request: JudgeRequest) -> None:
         assert self._judge is not None
         try:
             verdict = self._judge.ask(request).verdict
             if verdict is not None:
                 label = "duplicate" if verdict.duplicate else "distinct"
                 note = f"judge (confidence {verdict.confidence:.2f}): {verdict.reason}"
-                self._ledger.add_feedback(check_id, label, note, "judge", self._clock())
+                self._ledger.add_feedback(tenant, check_id, label, note, "judge", self._clock())
         except Exception:  # a background label must never take the service down
             logger.exception("shadow judge call for %s failed", check_id)
 

@@ -31,7 +31,7 @@ from tooldedup.dedup.fields import (
     reads_as_code,
 )
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
-from tooldedup.dedup.records import CanonicalCall, SemanticLeaf
+from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, Scope, SemanticLeaf
 
 __all__ = [
     "LONG_TEXT_CHARS",
@@ -379,10 +379,16 @@ def sent_hash(args: dict[str, Any]) -> str:
 
 
 def intent_key(
-    scope: str, tool: str, canonical: CanonicalCall, run_id: str | None, step: str | None
+    scope: Scope, tool: str, canonical: CanonicalCall, run_id: str | None, step: str | None
 ) -> str:
-    """The key of an intent: scope, tool and canonical args, plus run and step when given."""
-    parts: list[str | None] = [scope, tool, canonical.args_hash]
+    """The key of an intent: tenant, scope, tool and canonical args, plus run and step when
+    given. The default tenant's keys are those of a store from before tenants: a claim
+    stored then still holds its intent."""
+    where: str | list[str] = scope.name
+    if scope.tenant != DEFAULT_TENANT:
+        # A list, never a joined string: no scope name can spell another tenant's key.
+        where = [scope.tenant, scope.name]
+    parts: list[str | list[str] | None] = [where, tool, canonical.args_hash]
     if run_id is not None or step is not None:
         # Two elements, never one joined string: ("r:1", "2") is not ("r", "1:2").
         parts += [run_id, step]

@@ -5,9 +5,13 @@ DedupError
  |    +-- IdempotencyKeyReused   same key, different payload (422)
  |    |    +-- AttemptTokenReused  same attempt token, different payload (422)
  |    +-- CheckTooLarge          over the policy's per-check budget (422)
- +-- NotFound                unknown call id (404)
+ +-- Unauthorized            no key, or an unknown or revoked one (401)
+ +-- Forbidden               the key's role may not do this (403)
+ +-- NotFound                unknown call id, or another tenant's (404)
  +-- Conflict                a completion that contradicts the stored one (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
+ +-- Throttled               too many requests for a key, or too many calls stored (429)
+ |    +-- TenantCallLimit     the tenant holds as many calls as its cap allows (429)
  +-- StoreUnavailable        the database cannot be reached (503)
       +-- StoreBusy           it answers, but no connection or lock came in time (503)
 """
@@ -20,11 +24,15 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "DedupError",
+    "Forbidden",
     "IdempotencyKeyReused",
     "InvalidInput",
     "NotFound",
     "StoreBusy",
     "StoreUnavailable",
+    "TenantCallLimit",
+    "Throttled",
+    "Unauthorized",
 ]
 
 
@@ -60,6 +68,34 @@ class CheckTooLarge(InvalidInput):
     """A check asks for more work than the tool's policy allows (free-text leaves, text)."""
 
     code = "check_too_large"
+
+
+class Unauthorized(DedupError):
+    """No API key, or one that is unknown or revoked."""
+
+    code = "unauthorized"
+
+
+class Forbidden(DedupError):
+    """The key is valid, but its role may not do this."""
+
+    code = "forbidden"
+
+
+class Throttled(DedupError):
+    """Too many requests for one key; ``retry_after_seconds`` says when to try again."""
+
+    code = "rate_limited"
+
+    def __init__(self, message: str, retry_after_seconds: float = 1.0) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
+class TenantCallLimit(Throttled):
+    """The tenant stores as many calls as its cap allows; older ones leave with retention."""
+
+    code = "tenant_call_limit"
 
 
 class NotFound(DedupError):

@@ -11,7 +11,15 @@ from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
 from tooldedup.dedup.policy import ToolPolicy
-from tooldedup.dedup.records import CallRecord, CanonicalCall, Match, Stage, StageReport, ToolCall
+from tooldedup.dedup.records import (
+    CallRecord,
+    CanonicalCall,
+    Match,
+    Scope,
+    Stage,
+    StageReport,
+    ToolCall,
+)
 from tooldedup.dedup.verifier import VerdictKind, Verifier, verify_leaves
 
 __all__ = [
@@ -41,8 +49,8 @@ class Proposal:
     policy: ToolPolicy
 
     @property
-    def scope(self) -> str:
-        """The dedup scope of the call."""
+    def scope(self) -> Scope:
+        """The tenant and dedup scope of the call."""
         return self.call.effective_scope
 
 

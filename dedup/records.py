@@ -7,6 +7,7 @@ from enum import StrEnum
 from typing import Any
 
 __all__ = [
+    "DEFAULT_TENANT",
     "CallRecord",
     "CallStatus",
     "CanonicalCall",
@@ -17,6 +18,7 @@ __all__ = [
     "JudgeReport",
     "Match",
     "Outcome",
+    "Scope",
     "SemanticLeaf",
     "SideEffect",
     "Stage",
@@ -25,6 +27,10 @@ __all__ = [
 ]
 
 JSON = Any
+
+# The tenant of every call when no key names another: what a store from before tenants
+# holds, and what a service without keys serves.
+DEFAULT_TENANT = "default"
 
 
 class SideEffect(StrEnum):
@@ -79,6 +85,14 @@ class Stage(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
+class Scope:
+    """Where calls are compared: one tenant's named scope (a session, unless named)."""
+
+    tenant: str
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolCall:
     """A proposed tool call as the agent runtime sent it."""
 
@@ -92,11 +106,12 @@ class ToolCall:
     # Made by the client once per logical check and resent on its retries: a repeat gets
     # the first answer, ``proceed`` with the same call id included.
     attempt_token: str | None = None
+    tenant: str = DEFAULT_TENANT
 
     @property
-    def effective_scope(self) -> str:
+    def effective_scope(self) -> Scope:
         """The scope dedup runs in: the session unless the caller named another."""
-        return self.session_id if self.scope is None else self.scope
+        return Scope(self.tenant, self.session_id if self.scope is None else self.scope)
 
     @property
     def workflow_step(self) -> tuple[str, str] | None:
@@ -158,6 +173,12 @@ class CallRecord:
     step: str | None = None
     sent_args: JSON = None
     attempt_token: str | None = None
+    tenant: str = DEFAULT_TENANT
+
+    @property
+    def where(self) -> Scope:
+        """The tenant and scope this call was claimed in."""
+        return Scope(self.tenant, self.scope)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,8 +26,9 @@ def vector_key(record: CallRecord) -> int:
 
 
 def group_key(proposal: Proposal, path: str) -> str:
-    """The vector group of one semantic leaf: scope, tool, exact signature and path."""
-    parts = [proposal.scope, proposal.call.tool, proposal.canonical.exact_signature, path]
+    """The vector group of one semantic leaf: tenant, scope, tool, exact signature, path."""
+    scope = proposal.scope
+    parts = [scope.tenant, scope.name, proposal.call.tool, proposal.canonical.exact_signature, path]
     return stable_hash(canonical_json(parts))
 
 

@@ -19,6 +19,7 @@ from tooldedup.dedup.canonical import (
     stable_hash,
     validate_json,
 )
+from tooldedup.dedup.caps import CallCaps
 from tooldedup.dedup.critical import critical_tokens
 from tooldedup.dedup.errors import (
     AttemptTokenReused,
@@ -44,6 +45,7 @@ from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.records import (
+    DEFAULT_TENANT,
     CallRecord,
     CallStatus,
     Decision,
@@ -94,48 +96,78 @@ class DedupService:
         hooks: Sequence[FunnelHooks] = (),
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
+        caps: CallCaps | None = None,
     ) -> None:
         self._ledger = ledger
         self._borderline = BorderlineResolver(judge, ledger, clock)
+        # The default tenant's policies; other tenants start from the same defaults.
         self._policies = policies
+        self._tenant_policies: dict[str, PolicySet] = {}
         self._stages = tuple(stages)
         self._hooks = tuple(hooks)
         self._clock = clock
+        self._caps = caps
         self._locks = KeyedLocks()
         self._policy_lock = threading.Lock()
-        self._stored_policies: dict[str, dict[str, Any]] | None = None
+        self._stored_policies: dict[str, dict[str, dict[str, Any]]] | None = None
 
     @property
     def policies(self) -> PolicySet:
-        """The policies in force."""
+        """The default tenant's policies in force."""
         return self._policies
 
-    def set_policy(self, tool: str, policy: ToolPolicy, data: dict[str, object]) -> None:
-        """Replace one tool's policy and store it."""
-        with self._policy_lock:
-            self._ledger.save_policy(tool, data)
-            self._policies = self._policies.with_tool(tool, policy)
+    def policies_for(self, tenant: str) -> PolicySet:
+        """``tenant``'s policies in force: the defaults, and the tools it set."""
+        if tenant == DEFAULT_TENANT:
+            return self._policies
+        return self._tenant_policies.get(tenant) or PolicySet(self._policies.defaults)
 
-    def refresh_policies(self) -> None:
-        """Take the stored policies again (another process may have set one)."""
+    def set_policy(
+        self, tenant: str, tool: str, policy: ToolPolicy, data: dict[str, object]
+    ) -> None:
+        """Replace one of ``tenant``'s tool policies and store it."""
+        with self._policy_lock:
+            self._ledger.save_policy(tenant, tool, data)
+            if tenant == DEFAULT_TENANT:
+                self._policies = self._policies.with_tool(tool, policy)
+            else:
+                updated = self.policies_for(tenant).with_tool(tool, policy)
+                self._tenant_policies = {**self._tenant_policies, tenant: updated}
+
+    def refresh(self) -> None:
+        """Take what another process may have changed: policies, and tenants' caps."""
+        if self._caps is not None:
+            self._caps.refresh()
         # Read under the lock: a policy this process sets meanwhile is then either in
         # what is read, or set after it, never overwritten by an older read.
         with self._policy_lock:
             stored = self._ledger.load_policies()
             if stored == self._stored_policies:
                 return
-            try:
-                self._policies = PolicySet.build(self._policies.defaults, stored)
-            except InvalidInput as exc:
-                logger.warning("stored policies not taken: %s", exc.message)
-                return
+            defaults = self._policies.defaults
+            built: dict[str, PolicySet] = {}
+            for tenant, tools in stored.items():
+                try:
+                    built[tenant] = PolicySet.build(defaults, tools)
+                except InvalidInput as exc:
+                    # One tenant's bad row (written by hand, or by a newer release) leaves
+                    # that tenant's policies as they were, and no other tenant's.
+                    logger.warning("stored policies of %s not taken: %s", tenant, exc.message)
+                    built[tenant] = self.policies_for(tenant)
+            self._policies = built.pop(DEFAULT_TENANT, PolicySet(defaults))
+            self._tenant_policies = built
             self._stored_policies = stored
 
-    def check(self, call: ToolCall, *, dry_run: bool = False) -> Decision:
-        """Decide whether ``call`` may run; on ``proceed`` the claim is already stored."""
+    def check(
+        self, call: ToolCall, *, dry_run: bool = False, key_id: str | None = None
+    ) -> Decision:
+        """Decide whether ``call`` may run; on ``proceed`` the claim is already stored.
+
+        ``key_id`` names the API key that sent it, for the decision log.
+        """
         started = time.perf_counter()
         now = self._clock()
-        policy = self._policies.for_tool(call.tool)
+        policy = self.policies_for(call.tenant).for_tool(call.tool)
         canonical = canonicalize(call.args, policy, received_at=now)
         _check_budget(canonical.semantic_leaves, policy)
         proposal = Proposal(call, canonical, policy)
@@ -164,7 +196,7 @@ class DedupService:
                     decision = self._decide(proposal, base, self._clock(), claim=True)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
-            self._log(proposal, decision, now)
+            self._log(proposal, decision, now, key_id)
         except StoreUnavailable:
             # The claim is stored; losing its answer to a log line would make the caller
             # retry into its own claim. The log misses this line, and says so.
@@ -329,10 +361,13 @@ class DedupService:
         self, proposal: Proposal, decision: Decision, now: float, attempt_of: str | None
     ) -> Decision:
         call, canonical, policy = proposal.call, proposal.canonical, proposal.policy
+        if self._caps is not None:
+            # Only a new claim counts against the cap: answers about stored calls never do.
+            self._caps.admit(call.tenant)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,
             row_id=0,
-            scope=proposal.scope,
+            scope=proposal.scope.name,
             session_id=call.session_id,
             tool=call.tool,
             args=canonical.args,
@@ -350,6 +385,7 @@ class DedupService:
             step=call.step,
             sent_args=call.args,
             attempt_token=call.attempt_token,
+            tenant=call.tenant,
         )
         claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
         if isinstance(claimed, ClaimConflict):
@@ -357,6 +393,8 @@ class DedupService:
             holder = claimed.holder
             match = Match(holder, Stage.EXACT, 1.0)
             return replace(decision, kind=answer_for(holder, now), match=match, call=None)
+        if self._caps is not None:
+            self._caps.claimed(call.tenant)
         for hook in self._hooks:
             try:
                 hook.claimed(proposal, claimed)
@@ -382,13 +420,13 @@ class DedupService:
             return base
         return replace(base, differing_fields=best[2], differing_from=best[1].call_id)
 
-    def _log(self, proposal: Proposal, decision: Decision, now: float) -> None:
+    def _log(self, proposal: Proposal, decision: Decision, now: float, key_id: str | None) -> None:
         match = decision.match
         self._ledger.append_log(
             LogEntry(
                 check_id=decision.check_id,
                 ts=now,
-                scope=proposal.scope,
+                scope=proposal.scope.name,
                 session_id=proposal.call.session_id,
                 tool=proposal.call.tool,
                 args=proposal.canonical.args,
@@ -401,35 +439,61 @@ class DedupService:
                 dry_run=decision.dry_run,
                 explain=explain_data(decision),
                 borderline=decision.borderline,
+                tenant=proposal.scope.tenant,
+                key_id=key_id,
             )
         )
 
-    def complete(self, call_id: str, outcome: Outcome) -> CallRecord:
-        """Record the outcome of a claimed call."""
+    def complete(self, tenant: str, call_id: str, outcome: Outcome) -> CallRecord:
+        """Record the outcome of one of ``tenant``'s claimed calls."""
         if outcome.status is CallStatus.PENDING:
             raise InvalidInput("a completion cannot set status 'pending'")
         if (outcome.status is CallStatus.FAILED) != (outcome.failure_class is not None):
             raise InvalidInput("failure_class is required for, and only for, status 'failed'")
         validate_json(outcome.result, "result")
         validate_json(outcome.error, "error")
-        return self._ledger.complete(call_id, outcome, self._clock())
+        return self._ledger.complete(tenant, call_id, outcome, self._clock())
 
-    def get(self, call_id: str) -> CallRecord:
-        """One call by id."""
-        record = self._ledger.get(call_id)
+    def get(self, tenant: str, call_id: str) -> CallRecord:
+        """One of ``tenant``'s calls by id (another tenant's is not found, as if unknown)."""
+        record = self._ledger.get(tenant, call_id)
         if record is None:
             raise NotFound(f"no call with id {call_id!r}")
         return record
 
-    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
-        """A session's calls, oldest first."""
-        return self._ledger.session_calls(session_id, limit, offset)
+    def session_calls(
+        self, tenant: str, session_id: str, limit: int, offset: int
+    ) -> list[CallRecord]:
+        """One of ``tenant``'s sessions' calls, oldest first."""
+        return self._ledger.session_calls(tenant, session_id, limit, offset)
 
-    def feedback(self, check_id: str, label: str, note: str | None, source: str) -> Feedback:
-        """Record a label on a check; 'distinct' stops that match from recurring."""
+    def feedback(
+        self,
+        tenant: str,
+        check_id: str,
+        label: str,
+        note: str | None,
+        source: str,
+        key_id: str | None = None,
+    ) -> Feedback:
+        """Record a label on one of ``tenant``'s checks; 'distinct' stops that match from
+        recurring."""
         if label not in ("duplicate", "distinct"):
             raise InvalidInput("label must be 'duplicate' or 'distinct'")
-        return self._ledger.add_feedback(check_id, label, note, source, self._clock())
+        return self._ledger.add_feedback(
+            tenant, check_id, label, note, source, self._clock(), key_id
+        )
+
+    def log_page(
+        self,
+        tenant: str,
+        limit: int,
+        before: int | None = None,
+        tool: str | None = None,
+        decision: str | None = None,
+    ) -> list[tuple[int, LogEntry]]:
+        """``tenant``'s newest decision log entries (before a row id), with their row ids."""
+        return self._ledger.log_page(tenant, limit, before, tool, decision)
 
     def maintain(self) -> None:
         """Storage housekeeping that must not run inside a request."""
@@ -438,7 +502,8 @@ class DedupService:
     def purge(self, retention_seconds: float, log_retention_seconds: float | None = None) -> int:
         """Delete calls older than the retention period (never inside any dedup window),
         and decision log entries older than the log's own retention, if it has one."""
-        policies = [self._policies.defaults, *self._policies.tools.values()]
+        sets = [self._policies, *self._tenant_policies.values()]
+        policies = [self._policies.defaults, *(p for s in sets for p in s.tools.values())]
         keep = max(retention_seconds, *(p.window_seconds for p in policies))
         now = self._clock()
         removed = self._ledger.purge(now - keep)

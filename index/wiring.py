@@ -14,12 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooldedup.dedup.caps import CallCaps
 from tooldedup.dedup.errors import ConfigurationError, InvalidInput
 from tooldedup.dedup.funnel import ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
+from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
 from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
 from tooldedup.dedup.verifier import RuleVerifier
@@ -125,8 +128,9 @@ def load_policies(settings: ServiceSettings, ledger: SqlLedger) -> PolicySet:
     if settings.policy_path is not None:
         defaults, tools_data = load_policy_file(settings.policy_path)
     for name, data in tools_data.items():
-        ledger.save_policy(name, data)
-    return PolicySet.build(defaults, {**ledger.load_policies(), **tools_data})
+        ledger.save_policy(DEFAULT_TENANT, name, data)
+    stored = ledger.load_policies().get(DEFAULT_TENANT, {})
+    return PolicySet.build(defaults, {**stored, **tools_data})
 
 
 def word_cosine(embedder: Embedder) -> Callable[[str, str], float]:
@@ -146,6 +150,7 @@ class Service:
     service: DedupService
     ledger: SqlLedger
     embedder: CachedEmbedder
+    keys: SqlKeyStore
 
     def close(self) -> None:
         """Stop the service's threads, write the last vectors, then close the ledger."""
@@ -173,6 +178,9 @@ def build_service(
         cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
         verifier = RuleVerifier(word_cosine=word_cosine(cached))
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
+        keys = SqlKeyStore(ledger.db)
+        caps = CallCaps(keys)
+        caps.refresh()
         service = DedupService(
             ledger,
             chosen,
@@ -180,8 +188,9 @@ def build_service(
             hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),
+            caps=caps,
         )
     except BaseException:
         ledger.close()
         raise
-    return Service(service, ledger, cached)
+    return Service(service, ledger, cached, keys)

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from tooldedup.dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
+from tooldedup.dedup.records import DEFAULT_TENANT as T
+from tooldedup.dedup.records import Scope
 
 DEFAULT = ToolPolicy()
 
@@ -277,11 +279,19 @@ def test_depth_limit() -> None:
 def test_intent_key_comes_from_the_intent() -> None:
     a = canon({"x": 1, "request_id": "r1"})
     b = canon({"x": 1.0, "request_id": "r2"})
-    assert intent_key("s", "t", a, None, None) == intent_key("s", "t", b, None, None)
-    assert intent_key("s", "t", a, "run", "1") != intent_key("s", "t", a, "run", "2")
-    assert intent_key("s", "t", a, None, None) != intent_key("s2", "t", a, None, None)
+    assert intent_key(Scope(T, "s"), "t", a, None, None) == intent_key(
+        Scope(T, "s"), "t", b, None, None
+    )
+    assert intent_key(Scope(T, "s"), "t", a, "run", "1") != intent_key(
+        Scope(T, "s"), "t", a, "run", "2"
+    )
+    assert intent_key(Scope(T, "s"), "t", a, None, None) != intent_key(
+        Scope(T, "s2"), "t", a, None, None
+    )
     # Run and step are two elements, not one joined string.
-    assert intent_key("s", "t", a, "r:1", "2") != intent_key("s", "t", a, "r", "1:2")
+    assert intent_key(Scope(T, "s"), "t", a, "r:1", "2") != intent_key(
+        Scope(T, "s"), "t", a, "r", "1:2"
+    )
 
 
 json_values = st.recursive(

@@ -17,8 +17,11 @@ from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLed
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.policy import ToolPolicy
-from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome
+from tooldedup.dedup.records import DEFAULT_TENANT as T
+from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, Scope
 from tooldedup.dedup.semantic import vector_key
+
+S = Scope(T, "s")
 
 
 def _record(call_id: str, *, created_at: float = 100.0, intent: str = "ik_1") -> CallRecord:
@@ -69,11 +72,11 @@ def test_claim_roundtrip(ledger: SqlLedger) -> None:
     stored = ledger.claim(_record("c1"))
     assert isinstance(stored, CallRecord)
     assert stored.row_id > 0
-    fetched = ledger.get("c1")
+    fetched = ledger.get(T, "c1")
     assert fetched == stored
-    found = ledger.candidates("s", "send", stored.exact_signature, 0.0, 10)
+    found = ledger.candidates(S, "send", stored.exact_signature, 0.0, 10)
     assert [r.call_id for r in found] == ["c1"]
-    assert ledger.candidates("s", "send", stored.exact_signature, 101.0, 10) == []
+    assert ledger.candidates(S, "send", stored.exact_signature, 101.0, 10) == []
 
 
 def test_second_pending_claim_of_an_intent_conflicts(ledger: SqlLedger) -> None:
@@ -81,7 +84,7 @@ def test_second_pending_claim_of_an_intent_conflicts(ledger: SqlLedger) -> None:
     conflict = ledger.claim(_record("c2"))
     assert isinstance(conflict, ClaimConflict)
     assert conflict.holder.call_id == "c1"
-    assert ledger.get("c2") is None
+    assert ledger.get(T, "c2") is None
 
 
 @pytest.mark.parametrize(
@@ -115,37 +118,37 @@ def test_completion_transitions(
     ledger: SqlLedger, first: Outcome, second: Outcome, allowed: bool
 ) -> None:
     ledger.claim(_record("c1"))
-    ledger.complete("c1", first, 200.0)
+    ledger.complete(T, "c1", first, 200.0)
     if allowed:
-        assert ledger.complete("c1", second, 201.0).status is second.status
+        assert ledger.complete(T, "c1", second, 201.0).status is second.status
     else:
         with pytest.raises(Conflict):
-            ledger.complete("c1", second, 201.0)
-        assert ledger.get("c1").status is first.status  # type: ignore[union-attr]
+            ledger.complete(T, "c1", second, 201.0)
+        assert ledger.get(T, "c1").status is first.status  # type: ignore[union-attr]
 
 
 def test_completion_of_unknown_call(ledger: SqlLedger) -> None:
     with pytest.raises(NotFound):
-        ledger.complete("nope", Outcome(CallStatus.SUCCEEDED), 1.0)
+        ledger.complete(T, "nope", Outcome(CallStatus.SUCCEEDED), 1.0)
 
 
 def test_retry_supersedes_the_failed_attempt(ledger: SqlLedger) -> None:
     first = ledger.claim(_record("c1"))
     assert isinstance(first, CallRecord)
-    ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
+    ledger.complete(T, "c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
     retry = ledger.claim(replace(_record("c2"), attempt_of="c1"))
     assert isinstance(retry, CallRecord)
-    live = ledger.candidates("s", "send", first.exact_signature, 0.0, 10)
+    live = ledger.candidates(S, "send", first.exact_signature, 0.0, 10)
     assert [r.call_id for r in live] == ["c2"]
-    assert ledger.get("c1") is not None  # history is kept
+    assert ledger.get(T, "c1") is not None  # history is kept
 
 
 def test_purge_removes_only_old_calls(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_old"))
     ledger.claim(_record("new", created_at=1000.0, intent="ik_new"))
     assert ledger.purge(500.0) == 1
-    assert ledger.get("old") is None
-    assert ledger.get("new") is not None
+    assert ledger.get(T, "old") is None
+    assert ledger.get(T, "new") is not None
 
 
 def test_decision_log_is_append_only(ledger: SqlLedger) -> None:
@@ -173,14 +176,14 @@ def test_decision_log_is_append_only(ledger: SqlLedger) -> None:
 
 
 def test_policies_are_stored(ledger: SqlLedger) -> None:
-    ledger.save_policy("t", {"min_cosine_duplicate": 0.95})
-    ledger.save_policy("t", {"min_cosine_duplicate": 0.97})
-    assert ledger.load_policies() == {"t": {"min_cosine_duplicate": 0.97}}
+    ledger.save_policy(T, "t", {"min_cosine_duplicate": 0.95})
+    ledger.save_policy(T, "t", {"min_cosine_duplicate": 0.97})
+    assert ledger.load_policies() == {T: {"t": {"min_cosine_duplicate": 0.97}}}
 
 
 def test_claim_rechecks_live_calls_of_the_intent(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
-    ledger.complete("c1", Outcome(CallStatus.SUCCEEDED, result=1), 150.0)
+    ledger.complete(T, "c1", Outcome(CallStatus.SUCCEEDED, result=1), 150.0)
     # Another process looked before c1 existed and now tries to claim the same intent.
     late = ledger.claim(_record("c2"), live_since=50.0)
     assert isinstance(late, ClaimConflict)
@@ -192,22 +195,22 @@ def test_claim_rechecks_live_calls_of_the_intent(ledger: SqlLedger) -> None:
 
 def test_latest_attempt_follows_the_chain(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
-    ledger.complete("c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
+    ledger.complete(T, "c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)
     ledger.claim(replace(_record("c2"), attempt_of="c1"))
-    first = ledger.get("c1")
+    first = ledger.get(T, "c1")
     assert first is not None
     assert ledger.latest_attempt(first).call_id == "c2"
 
 
 def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
-    ledger.complete("old", Outcome(CallStatus.SUCCEEDED), 11.0)
+    ledger.complete(T, "old", Outcome(CallStatus.SUCCEEDED), 11.0)
     ledger.claim(_record("new", created_at=20.0, intent="ik_b"))
-    found = ledger.exact_match("s", "send", _record("x").args_hash, 0.0)
+    found = ledger.exact_match(S, "send", _record("x").args_hash, 0.0)
     assert found is not None
     assert found.call_id == "new"
-    assert ledger.exact_match("s", "send", _record("x").args_hash, 30.0) is None
-    assert ledger.exact_match("other", "send", _record("x").args_hash, 0.0) is None
+    assert ledger.exact_match(S, "send", _record("x").args_hash, 30.0) is None
+    assert ledger.exact_match(Scope(T, "other"), "send", _record("x").args_hash, 0.0) is None
     ledger.checkpoint()  # housekeeping never fails on a live database
 
 
@@ -239,7 +242,7 @@ def test_connections_leave_with_their_threads(tmp_path: Path) -> None:
     ledger = SqliteLedger(tmp_path / "ledger.db")
     before = len(os.listdir("/proc/self/fd"))
     for n in range(30):
-        thread = threading.Thread(target=ledger.get, args=(f"c{n}",))
+        thread = threading.Thread(target=ledger.get, args=(T, f"c{n}"))
         thread.start()
         thread.join()
     assert len(os.listdir("/proc/self/fd")) <= before + 2

@@ -102,7 +102,7 @@ def test_pool_exhaustion_answers_503(postgres: LocalPostgres, model_cache: Path)
         # Hold the lock that checks of (session "blocked", tool "notify") wait on: the
         # next such check takes the only pooled connection and waits with it.
         holder = psycopg.connect(url, autocommit=True)
-        key = canonical_json(["blocked", "notify"])
+        key = canonical_json(["default", "blocked", "notify"])
         holder.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", (key,))
         with ThreadPoolExecutor(1) as pool:
             waiting = pool.submit(_check, client, "blocked", 1)

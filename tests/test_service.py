@@ -13,6 +13,7 @@ from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallStatus, DecisionKind, FailureClass, Outcome, Stage, ToolCall
 from tooldedup.dedup.service import DedupService
 from tooldedup.index import CachedEmbedder, Service, ServiceSettings, build_service
@@ -57,7 +58,7 @@ def _call(**args: object) -> ToolCall:
 
 def _succeed(service: DedupService, call_id: str | None) -> None:
     assert call_id is not None
-    service.complete(call_id, Outcome(CallStatus.SUCCEEDED, result="ok"))
+    service.complete(T, call_id, Outcome(CallStatus.SUCCEEDED, result="ok"))
 
 
 def test_at_most_one_model_call_per_proposal(build: Build) -> None:
@@ -142,7 +143,7 @@ def test_purge_after_retention(build: Build) -> None:
     clock.now += 60
     assert service.purge(retention_seconds=5) == 1
     with pytest.raises(NotFound, match="no call"):
-        service.get(first.call_id or "")
+        service.get(T, first.call_id or "")
 
 
 def _stored_texts(db: Path) -> set[str]:
@@ -178,7 +179,7 @@ def test_the_decision_log_has_its_own_retention(build: Build, tmp_path: Path) ->
     clock = Clock()
     service, _ = build(ToolPolicy(window_seconds=60), clock)
     first = service.check(_call(body=BODY))
-    service.feedback(first.check_id, "duplicate", None, "human")
+    service.feedback(T, first.check_id, "duplicate", None, "human")
     clock.now += 1000
     second = service.check(_call(body=BODY))
     service.purge(retention_seconds=10_000, log_retention_seconds=500)
@@ -205,7 +206,7 @@ def test_key_replay_after_a_retry_answers_for_the_newest_attempt(build: Build) -
     keyed = ToolCall("s1", "refund", {"order_id": "A-1", "amount": 5}, idempotency_key="K1")
     first = service.check(keyed)
     service.complete(
-        first.call_id or "", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE)
+        T, first.call_id or "", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE)
     )
     retry = service.check(ToolCall("s1", "refund", {"order_id": "A-1", "amount": 5.0}))
     assert retry.kind is DecisionKind.PROCEED

@@ -11,6 +11,7 @@ import pytest
 from tooldedup.dedup.errors import IdempotencyKeyReused
 from tooldedup.dedup.policy import PolicySet, policy_from_mapping
 from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallStatus, DecisionKind, Outcome, ToolCall
 from tooldedup.dedup.service import ATTEMPT_REPEAT_SECONDS, DedupService
 from tooldedup.index import Service, ServiceSettings, build_service
@@ -54,7 +55,7 @@ def test_a_byte_for_byte_replay_is_found_after_its_stamp_has_aged(
     first = service.check(ToolCall("s1", "wallet_send", sent))
     assert first.kind is DecisionKind.PROCEED
     assert first.call is not None
-    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED, result="tx-1"))
+    service.complete(T, first.call.call_id, Outcome(CallStatus.SUCCEEDED, result="tx-1"))
     for later in (10.0, 210.0, 3000.0):
         clock.now = START + later
         again = service.check(ToolCall("s1", "wallet_send", dict(sent)))
@@ -94,10 +95,10 @@ def test_a_byte_for_byte_replay_is_found_after_a_policy_change(service: DedupSer
     sent = {"to": "ana@example.com", "trace": "t-1", "body": "The invoice is attached."}
     first = service.check(ToolCall("s1", "send_email", sent))
     assert first.call is not None
-    service.complete(first.call.call_id, Outcome(CallStatus.SUCCEEDED, result={"id": 1}))
+    service.complete(T, first.call.call_id, Outcome(CallStatus.SUCCEEDED, result={"id": 1}))
     # The tool's policy now drops "trace": the same bytes canonicalise otherwise.
     policy = policy_from_mapping({"volatile_fields": ["trace"]}, service.policies.defaults)
-    service.set_policy("send_email", policy, {"volatile_fields": ["trace"]})
+    service.set_policy(T, "send_email", policy, {"volatile_fields": ["trace"]})
     replay = service.check(ToolCall("s1", "send_email", dict(sent)))
     assert replay.kind is DecisionKind.DUPLICATE
     assert replay.match is not None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from tooldedup.dedup.records import CallRecord, Outcome
+from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, Outcome, Scope
 
 __all__ = [
     "ClaimConflict",
@@ -65,6 +65,9 @@ class LogEntry:
     explain: Any
     feedback: Feedback | None = None
     borderline: bool = False
+    tenant: str = DEFAULT_TENANT
+    # The id of the API key that sent the check (never the key); None without keys.
+    key_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +80,7 @@ class Feedback:
     source: str
     ts: float
     excluded_call_id: str | None = None
+    key_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +95,7 @@ class Ledger(Protocol):
 
     def candidates(
         self,
-        scope: str,
+        scope: Scope,
         tool: str,
         exact_signature: str,
         since: float,
@@ -103,7 +107,7 @@ class Ledger(Protocol):
 
     def exact_match(
         self,
-        scope: str,
+        scope: Scope,
         tool: str,
         digest: str,
         since: float,
@@ -119,7 +123,7 @@ class Ledger(Protocol):
 
     def reserve_key(
         self,
-        scope: str,
+        scope: Scope,
         key: str,
         binding: KeyBinding,
         now: float,
@@ -129,11 +133,11 @@ class Ledger(Protocol):
         """Bind an explicit key unless it is bound inside the window; return its binding."""
         ...
 
-    def by_attempt_token(self, scope: str, token: str, since: float) -> CallRecord | None:
+    def by_attempt_token(self, scope: Scope, token: str, since: float) -> CallRecord | None:
         """The call a check with this attempt token claimed, if one did."""
         ...
 
-    def serialized(self, scope: str, tool: str) -> AbstractContextManager[None]:
+    def serialized(self, scope: Scope, tool: str) -> AbstractContextManager[None]:
         """Hold (scope, tool) for deciding and claiming, against every process sharing
         the store; on PostgreSQL, also one transaction for everything inside."""
         ...
@@ -150,11 +154,11 @@ class Ledger(Protocol):
         """The newest retry in ``record``'s chain of attempts."""
         ...
 
-    def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
+    def recent(self, scope: Scope, tool: str, since: float, limit: int) -> list[CallRecord]:
         """Live calls of ``tool`` in ``scope``, newest first."""
         ...
 
-    def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
+    def by_idempotency_key(self, scope: Scope, key: str, since: float) -> CallRecord | None:
         """The newest call claimed with this explicit key."""
         ...
 
@@ -164,33 +168,53 @@ class Ledger(Protocol):
         """Store a pending claim, unless a live call of the same intent already exists."""
         ...
 
-    def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
+    def complete(self, tenant: str, call_id: str, outcome: Outcome, now: float) -> CallRecord:
         """Record a call's outcome; repeating the same outcome is a no-op."""
         ...
 
-    def get(self, call_id: str) -> CallRecord | None:
-        """One call by id."""
+    def get(self, tenant: str, call_id: str) -> CallRecord | None:
+        """One of ``tenant``'s calls by id."""
         ...
 
-    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
-        """A session's calls, oldest first."""
+    def session_calls(
+        self, tenant: str, session_id: str, limit: int, offset: int
+    ) -> list[CallRecord]:
+        """One of ``tenant``'s sessions' calls, oldest first."""
         ...
 
     def append_log(self, entry: LogEntry) -> None:
         """Append one decision log entry."""
         ...
 
-    def iter_log(self) -> Iterator[LogEntry]:
-        """Every decision log entry, oldest first."""
+    def iter_log(self, tenant: str | None = None) -> Iterator[LogEntry]:
+        """Every decision log entry (of one tenant, if named), oldest first."""
+        ...
+
+    def log_page(
+        self,
+        tenant: str,
+        limit: int,
+        before: int | None = None,
+        tool: str | None = None,
+        decision: str | None = None,
+    ) -> list[tuple[int, LogEntry]]:
+        """``tenant``'s newest log entries before the row ``before``, with their row ids."""
         ...
 
     def add_feedback(
-        self, check_id: str, label: str, note: str | None, source: str, now: float
+        self,
+        tenant: str,
+        check_id: str,
+        label: str,
+        note: str | None,
+        source: str,
+        now: float,
+        key_id: str | None = None,
     ) -> Feedback:
         """Label a logged check; a 'distinct' label on a match rules that match out."""
         ...
 
-    def excluded_matches(self, scope: str, tool: str, args_hash: str) -> frozenset[str]:
+    def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:
         """Calls that feedback said this exact proposal does not duplicate."""
         ...
 
@@ -202,12 +226,12 @@ class Ledger(Protocol):
         """Delete decision log entries written before ``before``; return how many."""
         ...
 
-    def load_policies(self) -> dict[str, dict[str, Any]]:
-        """Stored per-tool policy overrides."""
+    def load_policies(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Stored per-tool policy overrides, by tenant, then tool."""
         ...
 
-    def save_policy(self, tool: str, data: dict[str, Any]) -> None:
-        """Store one tool's policy."""
+    def save_policy(self, tenant: str, tool: str, data: dict[str, Any]) -> None:
+        """Store one of ``tenant``'s tool policies."""
         ...
 
     def close(self) -> None:

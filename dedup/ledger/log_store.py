@@ -9,6 +9,7 @@ from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger.base import Feedback, LogEntry
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.rows import feedback_from_row, log_entry_from_row
+from tooldedup.dedup.records import Scope
 
 __all__ = ["SqlLogStore"]
 
@@ -26,7 +27,7 @@ class SqlLogStore:
         self.db.execute(
             "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
             " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
-            " borderline) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " borderline, tenant, key_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 entry.check_id,
                 entry.ts,
@@ -43,11 +44,15 @@ class SqlLogStore:
                 int(entry.dry_run),
                 canonical_json(entry.explain),
                 int(entry.borderline),
+                entry.tenant,
+                entry.key_id,
             ),
         )
 
-    def iter_log(self) -> Iterator[LogEntry]:
-        """Every decision log entry, oldest first, with its latest feedback."""
+    def iter_log(self, tenant: str | None = None) -> Iterator[LogEntry]:
+        """Every decision log entry (of one tenant, if named), oldest first, with its latest
+        feedback."""
+        only, params = ("", ()) if tenant is None else (" AND tenant = ?", (tenant,))
         latest = (
             "SELECT f.* FROM feedback f WHERE f.row_id IN"
             " (SELECT MAX(row_id) FROM feedback GROUP BY check_id)"
@@ -57,8 +62,8 @@ class SqlLogStore:
         after = 0
         while True:
             rows = self.db.execute(
-                "SELECT * FROM decisions WHERE row_id > ? ORDER BY row_id LIMIT ?",
-                (after, _EXPORT_BATCH),
+                f"SELECT * FROM decisions WHERE row_id > ?{only} ORDER BY row_id LIMIT ?",
+                (after, *params, _EXPORT_BATCH),
             ).rows
             for row in rows:
                 yield log_entry_from_row(row, labels.get(row["check_id"]))
@@ -66,38 +71,82 @@ class SqlLogStore:
                 return
             after = rows[-1]["row_id"]
 
+    def log_page(
+        self,
+        tenant: str,
+        limit: int,
+        before: int | None = None,
+        tool: str | None = None,
+        decision: str | None = None,
+    ) -> list[tuple[int, LogEntry]]:
+        """``tenant``'s newest log entries before the row ``before``, each with its row id
+        (the cursor of the next page) and its latest label."""
+        where = ["tenant = ?"]
+        params: list[object] = [tenant]
+        for column, value in (("row_id <", before), ("tool =", tool), ("decision =", decision)):
+            if value is not None:
+                where.append(f"{column} ?")
+                params.append(value)
+        rows = self.db.execute(
+            f"SELECT * FROM decisions WHERE {' AND '.join(where)} ORDER BY row_id DESC LIMIT ?",
+            (*params, limit),
+        ).rows
+        labels: dict[str, Feedback] = {}
+        if rows:
+            marks = ",".join("?" * len(rows))
+            found = self.db.execute(
+                f"SELECT * FROM feedback WHERE check_id IN ({marks}) ORDER BY row_id",
+                [row["check_id"] for row in rows],
+            ).rows
+            labels = {row["check_id"]: feedback_from_row(row) for row in found}
+        return [
+            (int(row["row_id"]), log_entry_from_row(row, labels.get(row["check_id"])))
+            for row in rows
+        ]
+
     def add_feedback(
-        self, check_id: str, label: str, note: str | None, source: str, now: float
+        self,
+        tenant: str,
+        check_id: str,
+        label: str,
+        note: str | None,
+        source: str,
+        now: float,
+        key_id: str | None = None,
     ) -> Feedback:
-        """Label a logged check; a 'distinct' label on a match rules that match out."""
+        """Label one of ``tenant``'s logged checks; a 'distinct' label on a match rules that
+        match out."""
         db = self.db
         with db.write():
             row = db.execute(
-                "SELECT scope, tool, args_json, matched_call_id FROM decisions WHERE check_id = ?",
-                (check_id,),
+                "SELECT scope, tool, args_json, matched_call_id FROM decisions"
+                " WHERE check_id = ? AND tenant = ?",
+                (check_id, tenant),
             ).one()
             if row is None:
                 raise NotFound(f"no check with id {check_id!r}")
             db.execute(
-                "INSERT INTO feedback (check_id, label, note, source, ts) VALUES (?,?,?,?,?)",
-                (check_id, label, note, source, now),
+                "INSERT INTO feedback (check_id, label, note, source, ts, key_id)"
+                " VALUES (?,?,?,?,?,?)",
+                (check_id, label, note, source, now, key_id),
             )
             # A judge's label is for calibration only; it never changes what is served.
             rules_out = label == "distinct" and source != "judge"
             excluded = row["matched_call_id"] if rules_out else None
             if excluded is not None:
                 db.execute(
-                    "INSERT INTO excluded_matches (scope, tool, args_hash, call_id)"
-                    " VALUES (?,?,?,?) ON CONFLICT DO NOTHING",
-                    (row["scope"], row["tool"], stable_hash(row["args_json"]), excluded),
+                    "INSERT INTO excluded_matches (scope, tool, args_hash, call_id, tenant)"
+                    " VALUES (?,?,?,?,?) ON CONFLICT DO NOTHING",
+                    (row["scope"], row["tool"], stable_hash(row["args_json"]), excluded, tenant),
                 )
-        return Feedback(check_id, label, note, source, now, excluded)
+        return Feedback(check_id, label, note, source, now, excluded, key_id)
 
-    def excluded_matches(self, scope: str, tool: str, args_hash: str) -> frozenset[str]:
+    def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:
         """Calls that feedback said this exact proposal does not duplicate."""
         rows = self.db.execute(
-            "SELECT call_id FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?",
-            (scope, tool, args_hash),
+            "SELECT call_id FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?"
+            " AND tenant = ?",
+            (scope.name, tool, args_hash, scope.tenant),
         ).rows
         return frozenset(row["call_id"] for row in rows)
 

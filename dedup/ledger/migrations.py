@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 
 from tooldedup.dedup.ledger.database import Database, Dialect
+from tooldedup.dedup.records import DEFAULT_TENANT
 
 __all__ = ["MIGRATIONS", "migrate"]
 
@@ -181,6 +182,76 @@ def m007_attempt_tokens(d: Dialect) -> tuple[str, ...]:
         "ALTER TABLE calls ADD COLUMN attempt_token TEXT",
         "CREATE INDEX calls_attempt ON calls (scope, attempt_token)"
         " WHERE attempt_token IS NOT NULL",
+    )
+
+
+@migration
+def m008_tenants(d: Dialect) -> tuple[str, ...]:
+    """Every row belongs to a tenant (what was stored before is the default tenant's); API
+    keys by hash, with a role; per-tenant limits. Tables keyed by scope are rebuilt keyed
+    by tenant and scope."""
+    tenant = f"tenant TEXT NOT NULL DEFAULT '{DEFAULT_TENANT}'"
+    return (
+        f"ALTER TABLE calls ADD COLUMN {tenant}",
+        "CREATE INDEX calls_tenant ON calls (tenant, created_at)",
+        # Two tenants may both name a scope "s1" and send the same key.
+        "DROP INDEX calls_pending_idem",
+        "CREATE UNIQUE INDEX calls_pending_idem ON calls (tenant, scope, idempotency_key)"
+        " WHERE status = 'pending' AND idempotency_key IS NOT NULL",
+        f"ALTER TABLE decisions ADD COLUMN {tenant}",
+        "ALTER TABLE decisions ADD COLUMN key_id TEXT",
+        "CREATE INDEX decisions_tenant ON decisions (tenant, row_id)",
+        "ALTER TABLE feedback ADD COLUMN key_id TEXT",
+        f"ALTER TABLE excluded_matches ADD COLUMN {tenant}",
+        *_rekeyed(
+            "policies",
+            f"""tenant TEXT NOT NULL, tool TEXT NOT NULL, policy_json TEXT NOT NULL,
+            updated_at {d.real} NOT NULL, PRIMARY KEY (tenant, tool)""",
+            "tool, policy_json, updated_at",
+        ),
+        *(
+            statement
+            for table in ("idempotency_keys", "attempt_tokens")
+            for statement in (
+                *_rekeyed(
+                    table,
+                    f"""tenant TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,
+                    tool TEXT NOT NULL, intent_key TEXT NOT NULL, sent_hash TEXT NOT NULL,
+                    created_at {d.real} NOT NULL, PRIMARY KEY (tenant, scope, key)""",
+                    "scope, key, tool, intent_key, sent_hash, created_at",
+                    d.without_rowid,
+                ),
+                f"CREATE INDEX {table}_created ON {table} (created_at)",
+            )
+        ),
+        f"""CREATE TABLE api_keys (
+            key_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            role TEXT NOT NULL,
+            secret_hash TEXT NOT NULL,
+            name TEXT,
+            created_at {d.real} NOT NULL,
+            revoked_at {d.real},
+            rate_per_second {d.real},
+            burst INTEGER
+        )""",
+        "CREATE INDEX api_keys_tenant ON api_keys (tenant, created_at)",
+        """CREATE TABLE tenant_limits (
+            tenant TEXT PRIMARY KEY,
+            max_calls BIGINT
+        )""",
+    )
+
+
+def _rekeyed(table: str, columns: str, copied: str, suffix: str = "") -> tuple[str, ...]:
+    """Rebuild ``table`` with ``columns``, its rows moved into the default tenant (neither
+    database can change a primary key in place)."""
+    return (
+        f"CREATE TABLE {table}_rekeyed ({columns}){suffix}",
+        f"INSERT INTO {table}_rekeyed (tenant, {copied})"
+        f" SELECT '{DEFAULT_TENANT}', {copied} FROM {table}",
+        f"DROP TABLE {table}",
+        f"ALTER TABLE {table}_rekeyed RENAME TO {table}",
     )
 
 

@@ -28,7 +28,7 @@ COLUMNS = (
     "row_id, call_id, scope, session_id, tool, args_json, args_hash, exact_sig, exact_leaves,"
     " semantic_leaves, intent_key, idempotency_key, status, failure_class, result_json,"
     " error_json, created_at, lease_expires_at, completed_at, attempt_of, run_id, step,"
-    " sent_args_json, attempt_token"
+    " sent_args_json, attempt_token, tenant"
 )
 LIVE = "superseded = 0 AND created_at >= ?"
 
@@ -72,6 +72,7 @@ def record_from_row(row: Row) -> CallRecord:
         step=row["step"],
         sent_args=args if sent is None else json.loads(sent),
         attempt_token=row["attempt_token"],
+        tenant=row["tenant"],
     )
 
 
@@ -99,12 +100,16 @@ def log_entry_from_row(row: Row, feedback: Feedback | None) -> LogEntry:
         explain=json.loads(row["explain_json"]),
         feedback=feedback,
         borderline=bool(row["borderline"]),
+        tenant=row["tenant"],
+        key_id=row["key_id"],
     )
 
 
 def feedback_from_row(row: Row) -> Feedback:
     """A ``feedback`` row as a record."""
-    return Feedback(row["check_id"], row["label"], row["note"], row["source"], row["ts"])
+    return Feedback(
+        row["check_id"], row["label"], row["note"], row["source"], row["ts"], key_id=row["key_id"]
+    )
 
 
 def may_complete(record: CallRecord, outcome: Outcome) -> bool:

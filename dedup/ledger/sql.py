@@ -24,7 +24,7 @@ from tooldedup.dedup.ledger.rows import (
     record_from_row,
     with_row_id,
 )
-from tooldedup.dedup.records import CallRecord, CallStatus, Outcome
+from tooldedup.dedup.records import CallRecord, CallStatus, Outcome, Scope
 
 __all__ = ["SqlLedger"]
 
@@ -48,9 +48,9 @@ class SqlLedger(SqlLogStore):
         self.migrations = migrate(db)
 
     @contextmanager
-    def serialized(self, scope: str, tool: str) -> Iterator[None]:
+    def serialized(self, scope: Scope, tool: str) -> Iterator[None]:
         """Decide and claim for (scope, tool) one at a time, across every process."""
-        with self.db.serialized(canonical_json([scope, tool])):
+        with self.db.serialized(canonical_json([scope.tenant, scope.name, tool])):
             yield
 
     def ping(self) -> None:
@@ -59,7 +59,7 @@ class SqlLedger(SqlLogStore):
 
     def candidates(
         self,
-        scope: str,
+        scope: Scope,
         tool: str,
         exact_signature: str,
         since: float,
@@ -70,14 +70,14 @@ class SqlLedger(SqlLogStore):
         where, params = _step_filter(step)
         rows = self.db.execute(
             f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND exact_sig = ?"
-            f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (scope, tool, exact_signature, since, *params, limit),
+            f" AND tenant = ? AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT ?",
+            (scope.name, tool, exact_signature, scope.tenant, since, *params, limit),
         ).rows
         return [record_from_row(r) for r in rows]
 
     def exact_match(
         self,
-        scope: str,
+        scope: Scope,
         tool: str,
         digest: str,
         since: float,
@@ -88,9 +88,9 @@ class SqlLedger(SqlLogStore):
         where, params = _step_filter(step)
         where += _LOOKUP_SQL[lookup]
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}{where}"
-            " ORDER BY created_at DESC, row_id DESC LIMIT 1",
-            (scope, tool, since, *params, digest),
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
+            f" AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT 1",
+            (scope.name, tool, scope.tenant, since, *params, digest),
         ).one()
         return None if row is None else record_from_row(row)
 
@@ -106,7 +106,7 @@ class SqlLedger(SqlLogStore):
 
     def reserve_key(
         self,
-        scope: str,
+        scope: Scope,
         key: str,
         binding: KeyBinding,
         now: float,
@@ -121,26 +121,36 @@ class SqlLedger(SqlLogStore):
         table = kind.value  # an enum of two table names, never caller text
         with self.db.write():
             self.db.execute(
-                f"INSERT INTO {table} (scope, key, tool, intent_key, sent_hash,"
-                " created_at) VALUES (?,?,?,?,?,?) ON CONFLICT (scope, key) DO UPDATE SET"
+                f"INSERT INTO {table} (tenant, scope, key, tool, intent_key, sent_hash,"
+                " created_at) VALUES (?,?,?,?,?,?,?) ON CONFLICT (tenant, scope, key) DO UPDATE SET"
                 " tool = excluded.tool, intent_key = excluded.intent_key,"
                 " sent_hash = excluded.sent_hash, created_at = excluded.created_at"
                 f" WHERE {table}.created_at < ?",
-                (scope, key, binding.tool, binding.intent_key, binding.sent_hash, now, since),
+                (
+                    scope.tenant,
+                    scope.name,
+                    key,
+                    binding.tool,
+                    binding.intent_key,
+                    binding.sent_hash,
+                    now,
+                    since,
+                ),
             )
             row = self.db.execute(
-                f"SELECT tool, intent_key, sent_hash FROM {table} WHERE scope = ? AND key = ?",
-                (scope, key),
+                f"SELECT tool, intent_key, sent_hash FROM {table}"
+                " WHERE tenant = ? AND scope = ? AND key = ?",
+                (scope.tenant, scope.name, key),
             ).one()
         assert row is not None  # just written, in the same transaction
         return KeyBinding(str(row["tool"]), str(row["intent_key"]), str(row["sent_hash"]))
 
-    def by_attempt_token(self, scope: str, token: str, since: float) -> CallRecord | None:
+    def by_attempt_token(self, scope: Scope, token: str, since: float) -> CallRecord | None:
         """The call a check with this attempt token claimed, if one did."""
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND attempt_token = ?"
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND attempt_token = ? AND tenant = ?"
             " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
-            (scope, token, since),
+            (scope.name, token, scope.tenant, since),
         ).one()
         return None if row is None else record_from_row(row)
 
@@ -156,29 +166,29 @@ class SqlLedger(SqlLogStore):
                 # A retry is claimed in its original's scope and tool: saying so lets the
                 # (scope, tool, created_at) index serve a lookup that would scan every call.
                 f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND attempt_of = ?"
-                " ORDER BY row_id DESC LIMIT 1",
-                (current.scope, current.tool, current.call_id),
+                " AND tenant = ? ORDER BY row_id DESC LIMIT 1",
+                (current.scope, current.tool, current.call_id, current.tenant),
             ).one()
             if row is None:
                 break
             current = record_from_row(row)
         return current
 
-    def recent(self, scope: str, tool: str, since: float, limit: int) -> list[CallRecord]:
+    def recent(self, scope: Scope, tool: str, since: float, limit: int) -> list[CallRecord]:
         """Live calls of ``tool`` in ``scope``, newest first."""
         rows = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND {LIVE}"
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ? AND {LIVE}"
             " ORDER BY created_at DESC, row_id DESC LIMIT ?",
-            (scope, tool, since, limit),
+            (scope.name, tool, scope.tenant, since, limit),
         ).rows
         return [record_from_row(r) for r in rows]
 
-    def by_idempotency_key(self, scope: str, key: str, since: float) -> CallRecord | None:
+    def by_idempotency_key(self, scope: Scope, key: str, since: float) -> CallRecord | None:
         """The newest call claimed with this explicit key."""
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ?"
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND idempotency_key = ? AND tenant = ?"
             " AND created_at >= ? ORDER BY row_id DESC LIMIT 1",
-            (scope, key, since),
+            (scope.name, key, scope.tenant, since),
         ).one()
         return None if row is None else record_from_row(row)
 
@@ -212,11 +222,11 @@ class SqlLedger(SqlLogStore):
         # the (scope, tool, created_at) index serve the lookup, which otherwise walks every
         # live call in the window (a full scan at 1M stored calls).
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ?"
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
             f" AND intent_key = ? AND {LIVE}"
             " AND NOT (status = 'failed' AND failure_class = 'retryable')"
             " ORDER BY row_id DESC LIMIT 1",
-            (record.scope, record.tool, record.intent_key, live_since),
+            (record.scope, record.tool, record.tenant, record.intent_key, live_since),
         ).one()
         return None if row is None else record_from_row(row)
 
@@ -226,8 +236,8 @@ class SqlLedger(SqlLogStore):
             "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
             " exact_sig, exact_leaves, semantic_leaves, intent_key, idempotency_key, status,"
             " created_at, lease_expires_at, attempt_of, run_id, step, sent_args_json,"
-            " sent_hash, attempt_token)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING row_id",
+            " sent_hash, attempt_token, tenant)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING row_id",
             (
                 record.call_id,
                 record.scope,
@@ -250,6 +260,7 @@ class SqlLedger(SqlLogStore):
                 json.dumps(record.sent_args, ensure_ascii=False, allow_nan=False),
                 sent_hash(record.sent_args),
                 record.attempt_token,
+                record.tenant,
             ),
         ).one()
         assert inserted is not None
@@ -268,19 +279,21 @@ class SqlLedger(SqlLogStore):
 
     def _pending_holder(self, record: CallRecord) -> CallRecord | None:
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND"
-            " (intent_key = ? OR (scope = ? AND idempotency_key = ?)) LIMIT 1",
-            (record.intent_key, record.scope, record.idempotency_key),
+            f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND (intent_key = ?"
+            " OR (tenant = ? AND scope = ? AND idempotency_key = ?)) LIMIT 1",
+            (record.intent_key, record.tenant, record.scope, record.idempotency_key),
         ).one()
         return None if row is None else record_from_row(row)
 
-    def complete(self, call_id: str, outcome: Outcome, now: float) -> CallRecord:
+    def complete(self, tenant: str, call_id: str, outcome: Outcome, now: float) -> CallRecord:
         """Record a call's outcome; repeating the same outcome is a no-op."""
         db = self.db
         with db.write():
             # Locked (on PostgreSQL) until the commit: two reports of one call take turns.
             current = db.execute(
-                f"SELECT {COLUMNS} FROM calls WHERE call_id = ?{db.dialect.for_update}", (call_id,)
+                f"SELECT {COLUMNS} FROM calls WHERE call_id = ? AND tenant = ?"
+                f"{db.dialect.for_update}",
+                (call_id, tenant),
             ).one()
             if current is None:
                 raise NotFound(f"no call with id {call_id!r}")
@@ -317,24 +330,29 @@ class SqlLedger(SqlLogStore):
             assert updated is not None
             return record_from_row(updated)
 
-    def get(self, call_id: str) -> CallRecord | None:
-        """One call by id."""
-        found = self.db.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = ?", (call_id,)).one()
+    def get(self, tenant: str, call_id: str) -> CallRecord | None:
+        """One of ``tenant``'s calls by id."""
+        found = self.db.execute(
+            f"SELECT {COLUMNS} FROM calls WHERE call_id = ? AND tenant = ?", (call_id, tenant)
+        ).one()
         return None if found is None else record_from_row(found)
 
-    def session_calls(self, session_id: str, limit: int, offset: int) -> list[CallRecord]:
-        """A session's calls, oldest first."""
+    def session_calls(
+        self, tenant: str, session_id: str, limit: int, offset: int
+    ) -> list[CallRecord]:
+        """One of ``tenant``'s sessions' calls, oldest first."""
         rows = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE session_id = ? ORDER BY row_id LIMIT ? OFFSET ?",
-            (session_id, limit, offset),
+            f"SELECT {COLUMNS} FROM calls WHERE session_id = ? AND tenant = ?"
+            " ORDER BY row_id LIMIT ? OFFSET ?",
+            (session_id, tenant, limit, offset),
         ).rows
         return [record_from_row(r) for r in rows]
 
     def purge(self, before: float) -> int:
         """Delete calls created before ``before``, and the keys and vectors only they used."""
         removed = self._delete_batches("calls", "row_id", "created_at", before)
-        self._delete_batches("idempotency_keys", "scope, key", "created_at", before)
-        self._delete_batches("attempt_tokens", "scope, key", "created_at", before)
+        self._delete_batches("idempotency_keys", "tenant, scope, key", "created_at", before)
+        self._delete_batches("attempt_tokens", "tenant, scope, key", "created_at", before)
         # A vector not needed by a call claimed since ``before`` serves no stored call.
         self._delete_batches("embeddings", "model, text_hash", "used_at", before)
         return removed
@@ -354,20 +372,23 @@ class SqlLedger(SqlLogStore):
             if count < _PURGE_BATCH:
                 return removed
 
-    def load_policies(self) -> dict[str, dict[str, Any]]:
-        """Stored per-tool policy overrides."""
-        rows = self.db.execute("SELECT tool, policy_json FROM policies").rows
-        return {row["tool"]: json.loads(row["policy_json"]) for row in rows}
+    def load_policies(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Stored per-tool policy overrides, by tenant, then tool."""
+        rows = self.db.execute("SELECT tenant, tool, policy_json FROM policies").rows
+        stored: dict[str, dict[str, dict[str, Any]]] = {}
+        for row in rows:
+            stored.setdefault(row["tenant"], {})[row["tool"]] = json.loads(row["policy_json"])
+        return stored
 
-    def save_policy(self, tool: str, data: dict[str, Any]) -> None:
-        """Store one tool's policy."""
+    def save_policy(self, tenant: str, tool: str, data: dict[str, Any]) -> None:
+        """Store one of ``tenant``'s tool policies."""
         now = time.time()  # when it was saved, for people; nothing compares it
         with self.db.write():  # durable once acknowledged, on PostgreSQL too
             self.db.execute(
-                "INSERT INTO policies (tool, policy_json, updated_at) VALUES (?, ?, ?)"
-                " ON CONFLICT (tool) DO UPDATE SET policy_json = excluded.policy_json,"
+                "INSERT INTO policies (tenant, tool, policy_json, updated_at) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (tenant, tool) DO UPDATE SET policy_json = excluded.policy_json,"
                 " updated_at = excluded.updated_at",
-                (tool, canonical_json(data), now),
+                (tenant, tool, canonical_json(data), now),
             )
 
     def close(self) -> None:

@@ -1,0 +1,155 @@
+"""Who is calling: the bearer key as a ``Principal`` (middleware), and which roles may use
+a route (a dependency)."""
+
+from __future__ import annotations
+
+import ipaddress
+import threading
+import time
+from collections.abc import Callable
+
+from fastapi import Request
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from tooldedup.api.errors import dedup_error_response
+from tooldedup.dedup.access import KeyRing, Principal, Role
+from tooldedup.dedup.errors import DedupError, Forbidden, Throttled
+
+__all__ = [
+    "ADMINS",
+    "AGENTS",
+    "CALL_READERS",
+    "EVERYONE",
+    "LOG_READERS",
+    "AccessMiddleware",
+    "RateLimiter",
+    "allow",
+    "is_local_client",
+]
+
+_PRINCIPAL = "tooldedup.principal"
+
+EVERYONE = frozenset(Role)
+AGENTS = frozenset({Role.AGENT, Role.ADMIN})
+CALL_READERS = frozenset({Role.AGENT, Role.READER, Role.ADMIN})
+LOG_READERS = frozenset({Role.READER, Role.ADMIN})
+ADMINS = frozenset({Role.ADMIN})
+
+
+def is_local_client(client: tuple[str, int] | None) -> bool:
+    """A loopback address, a Unix socket, or an in-process client: never the network."""
+    if client is None:
+        return True
+    try:
+        return ipaddress.ip_address(client[0]).is_loopback
+    except ValueError:
+        # Not an address at all: ASGI test clients name themselves, Unix peers have none.
+        return True
+
+
+class RateLimiter:
+    """A token bucket per key: ``rate_per_second`` refills, ``burst`` is the bucket's size.
+
+    Kept in this process: with several workers or replicas, each grants a key its own rate.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, max_keys: int = 100_000):
+        self._clock = clock
+        self._max_keys = max_keys
+        self._lock = threading.Lock()
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    def take(self, key_id: str, rate_per_second: float, burst: int) -> None:
+        """Spend one token of ``key_id``'s bucket, or raise ``Throttled``."""
+        now = self._clock()
+        with self._lock:
+            tokens, at = self._buckets.get(key_id, (float(burst), now))
+            tokens = min(float(burst), tokens + (now - at) * rate_per_second)
+            if tokens < 1.0:
+                self._buckets[key_id] = (tokens, now)
+                wait = (1.0 - tokens) / rate_per_second
+                raise Throttled(
+                    f"API key {key_id} is over its rate limit of {rate_per_second:g} requests"
+                    f" per second (burst {burst})",
+                    retry_after_seconds=wait,
+                )
+            if len(self._buckets) >= self._max_keys and key_id not in self._buckets:
+                # A full bucket holds no state worth keeping: start over rather than grow.
+                self._buckets.clear()
+            self._buckets[key_id] = (tokens - 1.0, now)
+
+
+def _bearer(scope: Scope) -> str | None:
+    for name, value in scope.get("headers", []):
+        if name == b"authorization":
+            text: str = value.decode("latin-1")
+            scheme, _, token = text.partition(" ")
+            if scheme.lower() == "bearer" and token.strip():
+                return token.strip()
+            return ""  # a header that is not a bearer key is a wrong key, not no key
+    return None
+
+
+class AccessMiddleware:
+    """Resolve the bearer key to a ``Principal`` before anything reads the body; 401 without
+    a valid key (where keys are required), 429 over the key's rate."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        ring: KeyRing,
+        limiter: RateLimiter,
+        open_paths: frozenset[str],
+        default_rate: tuple[float, int] | None = None,
+    ) -> None:
+        self.app = app
+        self._ring = ring
+        self._limiter = limiter
+        self._open = open_paths
+        self._default_rate = default_rate
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Attach the principal to the request scope, or answer the error."""
+        if scope["type"] != "http" or scope.get("path") in self._open:
+            await self.app(scope, receive, send)
+            return
+        token = _bearer(scope)
+        local = is_local_client(scope.get("client"))
+        try:
+            if self._ring.needs_store(token):
+                principal = await run_in_threadpool(self._ring.authenticate, token, loopback=local)
+            else:
+                principal = self._ring.authenticate(token, loopback=local)
+            self._limit(principal)
+        except DedupError as exc:
+            response = dedup_error_response(exc)
+            await response(scope, receive, send)
+            return
+        scope[_PRINCIPAL] = principal
+        await self.app(scope, receive, send)
+
+    def _limit(self, principal: Principal) -> None:
+        if principal.key_id is None:
+            return
+        rate: tuple[float, int] | None = self._default_rate
+        if principal.rate_per_second is not None:
+            burst = principal.burst or max(1, int(principal.rate_per_second))
+            rate = (principal.rate_per_second, burst)
+        if rate is not None:
+            self._limiter.take(principal.key_id, *rate)
+
+
+def allow(roles: frozenset[Role]) -> Callable[[Request], Principal]:
+    """A dependency: the caller's ``Principal``, if its role is one of ``roles``; else 403."""
+    names = ", ".join(sorted(role.value for role in roles))
+
+    def principal(request: Request) -> Principal:
+        found = request.scope.get(_PRINCIPAL)
+        if not isinstance(found, Principal):
+            raise Forbidden("no principal: the access middleware is not installed")
+        if found.role not in roles:
+            raise Forbidden(f"this needs a key with the role {names}; yours is {found.role.value}")
+        return found
+
+    return principal

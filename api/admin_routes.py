@@ -1,0 +1,78 @@
+"""Routes of a tenant's keys and decision log: ``/v1/keys`` (admin) and ``/v1/log``."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query
+from starlette.concurrency import run_in_threadpool
+
+from tooldedup.api.access import ADMINS, LOG_READERS, allow
+from tooldedup.api.schemas import ErrorBody, KeyCreate, KeyList, KeyOut, LogPage, NewKeyOut
+from tooldedup.dedup.access import ApiKey, KeyRing, Principal, Role, make_key
+from tooldedup.dedup.ledger.keys import SqlKeyStore
+from tooldedup.dedup.service import DedupService
+
+__all__ = ["admin_router"]
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": ErrorBody} for code in (401, 403, 404, 422, 429)
+}
+Admin = Annotated[Principal, Depends(allow(ADMINS))]
+LogReader = Annotated[Principal, Depends(allow(LOG_READERS))]
+Decision = Literal["proceed", "duplicate", "in_progress", "reconcile"]
+
+
+def _key_out(key: ApiKey) -> KeyOut:
+    return KeyOut(**{**dataclasses.asdict(key), "role": key.role.value})
+
+
+def admin_router(service: DedupService, keys: SqlKeyStore, ring: KeyRing) -> APIRouter:
+    """Keys and log routes, each inside the caller's tenant."""
+    router = APIRouter()
+
+    @router.post("/v1/keys", response_model=NewKeyOut, status_code=201, responses=_ERRORS)
+    def create_key(body: KeyCreate, principal: Admin) -> NewKeyOut:
+        """Make a key of the caller's tenant; its secret is in this answer only."""
+        new, secret_hash = make_key(
+            principal.tenant,
+            Role(body.role),
+            body.name,
+            time.time(),
+            body.rate_per_second,
+            body.burst,
+        )
+        stored = keys.add_key(new, secret_hash)
+        return NewKeyOut(**_key_out(stored).model_dump(), key=new.token)
+
+    @router.get("/v1/keys", response_model=KeyList, responses=_ERRORS)
+    def list_keys(principal: Admin) -> KeyList:
+        """The caller's tenant's keys, revoked ones included, without secrets."""
+        return KeyList(keys=[_key_out(k) for k in keys.list_keys(principal.tenant)])
+
+    @router.delete("/v1/keys/{key_id}", response_model=KeyOut, responses=_ERRORS)
+    def revoke_key(key_id: str, principal: Admin) -> KeyOut:
+        """Revoke a key of the caller's tenant: refused everywhere within a second."""
+        revoked = keys.revoke_key(key_id, time.time(), principal.tenant)
+        ring.forget(key_id)
+        return _key_out(revoked)
+
+    @router.get("/v1/log", response_model=LogPage, responses=_ERRORS)
+    async def decision_log(
+        principal: LogReader,
+        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+        before: Annotated[int | None, Query(ge=1)] = None,
+        tool: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
+        decision: Decision | None = None,
+    ) -> LogPage:
+        """The caller's tenant's decision log, newest first, with each entry's latest label."""
+        page = await run_in_threadpool(
+            service.log_page, principal.tenant, limit, before, tool, decision
+        )
+        entries = [dataclasses.asdict(entry) for _, entry in page]
+        next_before = page[-1][0] if len(page) == limit else None
+        return LogPage(entries=entries, next_before=next_before)
+
+    return router

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+from tooldedup.api.admin_cli import add_commands
 from tooldedup.api.settings import EmbedderBackend, Settings
 from tooldedup.index.settings import parse_db
 
@@ -45,7 +46,13 @@ def _serve(args: argparse.Namespace) -> int:
         judge_model=args.judge_model,
         judge_api_key_env=args.judge_api_key_env,
         judge_timeout_seconds=args.judge_timeout,
+        rate_per_second=args.rate_per_second,
+        rate_burst=args.rate_burst,
     )
+    refusal = _open_to_the_network(args.host, settings)
+    if refusal is not None:
+        print(f"tooldedup: {refusal}", file=sys.stderr)
+        return 2
     if args.workers > 1:
         from tooldedup.api.workers import SETTINGS_ENV, settings_file
         from tooldedup.index.wiring import build_service
@@ -81,32 +88,52 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _export_log(args: argparse.Namespace) -> int:
+def _open_to_the_network(host: str, settings: Settings) -> str | None:
+    """Why serving on ``host`` would let anyone in, if it would: with no key anywhere the
+    service answers loopback callers without one, so it listens only there."""
+    import ipaddress
+
     from tooldedup.dedup.errors import DedupError
-    from tooldedup.dedup.ledger import PostgresLedger, SqliteLedger, SqlLedger
+    from tooldedup.dedup.ledger.keys import SqlKeyStore
+    from tooldedup.index.wiring import build_ledger
 
     try:
-        db_path, postgres_url = parse_db(args.db)
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if loopback or settings.api_key is not None:
+        return None
+    try:
+        ledger = build_ledger(settings)
+    except DedupError:
+        return None  # the start itself reports an unreachable store
+    try:
+        if SqlKeyStore(ledger.db).has_keys():
+            return None
+    finally:
+        ledger.close()
+    return (
+        f"refusing to listen on {host} with no API key: create one first"
+        " (tooldedup keys create --role admin), or set TOOLDEDUP_API_KEY"
+    )
+
+
+def _export_log(args: argparse.Namespace) -> int:
+    from tooldedup.api.admin_cli import open_ledger
+    from tooldedup.dedup.errors import DedupError
+
+    try:
+        ledger = open_ledger(args.db, create=False)
     except ValueError as exc:
         print(f"tooldedup: {exc}", file=sys.stderr)
         return 2
-    ledger: SqlLedger
-    if db_path is not None:
-        if not db_path.exists():
-            print(f"tooldedup: no database at {db_path}", file=sys.stderr)
-            return 2
-        ledger = SqliteLedger(db_path)
-    else:
-        assert postgres_url is not None
-        try:
-            ledger = PostgresLedger(postgres_url)
-        except DedupError as exc:
-            print(f"tooldedup: {exc.message}", file=sys.stderr)
-            return 2
+    except DedupError as exc:
+        print(f"tooldedup: {exc.message}", file=sys.stderr)
+        return 2
     out = sys.stdout if args.out is None else args.out.open("w", encoding="utf-8")
     try:
         count = 0
-        for entry in ledger.iter_log():
+        for entry in ledger.iter_log(args.tenant):
             out.write(json.dumps(asdict(entry), ensure_ascii=False) + "\n")
             count += 1
     finally:
@@ -146,7 +173,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to wait for the database (or a pooled connection) before answering 503",
     )
     serve.add_argument("--policy", type=Path, default=None, help="policy TOML file")
-    serve.add_argument("--api-key-file", type=Path, default=None)
+    serve.add_argument(
+        "--api-key-file",
+        type=Path,
+        default=None,
+        help="a key (its first line) that is the default tenant's admin key",
+    )
+    serve.add_argument(
+        "--rate-per-second",
+        type=_positive_rate,
+        default=None,
+        help="request rate limit of each key that has none of its own (default: none)",
+    )
+    serve.add_argument(
+        "--rate-burst", type=_at_least_one, default=None, help="requests a key may send at once"
+    )
     serve.add_argument(
         "--model-path",
         type=Path,
@@ -179,7 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     export = commands.add_parser("export-log", help="write the decision log as JSONL")
     export.add_argument("--db", default="tooldedup.db", help="SQLite file or postgresql:// URL")
     export.add_argument("--out", type=Path, default=None, help="file (default: stdout)")
+    export.add_argument("--tenant", default=None, help="only this tenant's entries")
     export.set_defaults(run=_export_log)
+    add_commands(commands)
     calibrate = commands.add_parser(
         "calibrate", help="choose thresholds from labelled traffic; write a policy and a report"
     )
@@ -200,6 +243,13 @@ def _positive(text: str) -> float:
     value = float(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
+    return value
+
+
+def _positive_rate(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
     return value
 
 

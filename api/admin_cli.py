@@ -1,0 +1,171 @@
+"""``tooldedup keys …`` and ``tooldedup tenants …``: an operator's commands on the store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from tooldedup.dedup.access import Role, make_key, validate_tenant
+from tooldedup.dedup.errors import DedupError
+from tooldedup.dedup.ledger import SqlLedger
+from tooldedup.dedup.ledger.keys import SqlKeyStore
+from tooldedup.dedup.records import DEFAULT_TENANT
+from tooldedup.index.settings import parse_db
+
+__all__ = ["add_commands", "open_ledger"]
+
+
+def open_ledger(db: str, *, create: bool) -> SqlLedger:
+    """The ledger named by ``--db``; raises ``ValueError`` with a message for the user."""
+    from tooldedup.dedup.ledger import PostgresLedger, SqliteLedger
+
+    db_path, postgres_url = parse_db(db)
+    if db_path is not None:
+        if not create and not db_path.exists():
+            raise ValueError(f"no database at {db_path}")
+        return SqliteLedger(db_path)
+    assert postgres_url is not None
+    return PostgresLedger(postgres_url)
+
+
+def _with_store(run: Callable[[argparse.Namespace, SqlKeyStore], int]) -> Callable[..., int]:
+    def command(args: argparse.Namespace) -> int:
+        try:
+            ledger = open_ledger(args.db, create=True)
+        except ValueError as exc:
+            print(f"tooldedup: {exc}", file=sys.stderr)
+            return 2
+        except DedupError as exc:
+            print(f"tooldedup: {exc.message}", file=sys.stderr)
+            return 2
+        try:
+            return run(args, SqlKeyStore(ledger.db))
+        except DedupError as exc:
+            print(f"tooldedup: {exc.message}", file=sys.stderr)
+            return 2
+        finally:
+            ledger.close()
+
+    return command
+
+
+def _when(ts: float | None) -> str:
+    if ts is None:
+        return "-"
+    return datetime.fromtimestamp(ts, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _create(args: argparse.Namespace, store: SqlKeyStore) -> int:
+    new, secret_hash = make_key(
+        args.tenant, Role(args.role), args.name, time.time(), args.rate_per_second, args.burst
+    )
+    store.add_key(new, secret_hash)
+    print(
+        f"created key {new.key.key_id} ({new.key.role.value} of tenant {new.key.tenant});"
+        " it is shown once, here:",
+        file=sys.stderr,
+    )
+    print(new.token)
+    return 0
+
+
+def _list(args: argparse.Namespace, store: SqlKeyStore) -> int:
+    keys = store.list_keys(args.tenant)
+    print(f"{'key id':<16}  {'tenant':<20} {'role':<6} {'created':<20} {'revoked':<20} name")
+    for key in keys:
+        print(
+            f"{key.key_id:<16}  {key.tenant[:20]:<20} {key.role.value:<6}"
+            f" {_when(key.created_at):<20} {_when(key.revoked_at):<20} {key.name or ''}"
+        )
+    return 0
+
+
+def _revoke(args: argparse.Namespace, store: SqlKeyStore) -> int:
+    key = store.revoke_key(args.key_id, time.time())
+    print(f"revoked key {key.key_id} ({key.role.value} of tenant {key.tenant})", file=sys.stderr)
+    return 0
+
+
+def _cap(args: argparse.Namespace, store: SqlKeyStore) -> int:
+    validate_tenant(args.tenant)
+    cap = None if args.max_calls < 0 else args.max_calls
+    store.set_call_cap(args.tenant, cap)
+    said = "no cap" if cap is None else f"at most {cap} stored calls"
+    print(f"tenant {args.tenant}: {said}", file=sys.stderr)
+    return 0
+
+
+def _tenants(args: argparse.Namespace, store: SqlKeyStore) -> int:
+    caps = store.call_caps()
+    print(f"{'tenant':<32} {'calls':>10} {'cap':>10} {'keys':>5}")
+    for tenant in store.tenants():
+        live = [k for k in store.list_keys(tenant) if k.revoked_at is None]
+        cap = caps.get(tenant)
+        print(
+            f"{tenant[:32]:<32} {store.count_calls(tenant):>10}"
+            f" {'-' if cap is None else cap:>10} {len(live):>5}"
+        )
+    return 0
+
+
+def _tenant(text: str) -> str:
+    try:
+        return validate_tenant(text)
+    except DedupError as exc:
+        raise argparse.ArgumentTypeError(exc.message) from None
+
+
+def _rate(text: str) -> float:
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+    return value
+
+
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``keys`` and ``tenants`` to the ``tooldedup`` command."""
+    db_help = "SQLite file or postgresql:// URL (the store the service uses)"
+    keys = commands.add_parser("keys", help="create, list and revoke API keys")
+    verbs = keys.add_subparsers(dest="verb", required=True)
+
+    create = verbs.add_parser("create", help="make a key; its secret is printed once")
+    create.add_argument("--tenant", type=_tenant, default=DEFAULT_TENANT)
+    create.add_argument("--role", choices=[r.value for r in Role], required=True)
+    create.add_argument("--name", default=None, help="what the key is for, for people")
+    create.add_argument(
+        "--rate-per-second", type=_rate, default=None, help="this key's request rate limit"
+    )
+    create.add_argument("--burst", type=_count, default=None, help="requests allowed at once")
+    create.add_argument("--db", default="tooldedup.db", help=db_help)
+    create.set_defaults(run=_with_store(_create))
+
+    listing = verbs.add_parser("list", help="keys without their secrets")
+    listing.add_argument("--tenant", type=_tenant, default=None)
+    listing.add_argument("--db", default="tooldedup.db", help=db_help)
+    listing.set_defaults(run=_with_store(_list))
+
+    revoke = verbs.add_parser("revoke", help="refuse a key from now on, everywhere")
+    revoke.add_argument("key_id")
+    revoke.add_argument("--db", default="tooldedup.db", help=db_help)
+    revoke.set_defaults(run=_with_store(_revoke))
+
+    tenants = commands.add_parser("tenants", help="list tenants, cap their stored calls")
+    tenant_verbs = tenants.add_subparsers(dest="verb", required=True)
+    shown = tenant_verbs.add_parser("list", help="tenants, their calls, caps and live keys")
+    shown.add_argument("--db", default="tooldedup.db", help=db_help)
+    shown.set_defaults(run=_with_store(_tenants))
+    cap = tenant_verbs.add_parser("cap", help="cap a tenant's stored calls (-1 lifts the cap)")
+    cap.add_argument("tenant")
+    cap.add_argument("--max-calls", type=int, required=True)
+    cap.add_argument("--db", default="tooldedup.db", help=db_help)
+    cap.set_defaults(run=_with_store(_cap))

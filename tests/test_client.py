@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,12 +16,15 @@ from tooldedup_client import (
     AsyncTooldedup,
     Decision,
     FailureClass,
+    Forbidden,
     IdempotencyKeyReused,
     InProgress,
     NotFound,
+    RateLimited,
     ServiceUnavailable,
     Status,
     Tooldedup,
+    Unauthorized,
     default_classify,
     session_scope,
 )
@@ -336,3 +341,53 @@ def test_a_sync_guard_refuses_an_awaitable(td: Tooldedup, session: str) -> None:
     check = td.check("send_later", {"to": "ana"}, session_id=session, dry_run=True)
     assert check.match is not None
     assert check.match.status is Status.FAILED
+
+
+_KEYS_CREATE = [sys.executable, "-m", "tooldedup.api.cli", "keys", "create", "--tenant"]
+
+
+def test_keys_roles_and_limits_as_typed_errors(tmp_path: Path, model_cache: Path) -> None:
+    db = tmp_path / "ledger.db"
+
+    def key(role: str, *extra: str) -> str:
+        made = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "tooldedup.api.cli",
+                "keys",
+                "create",
+                "--tenant",
+                "acme",
+                "--role",
+                role,
+                "--db",
+                str(db),
+                *extra,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return made.stdout.strip()
+
+    agent, reader = key("agent"), key("reader")
+    limited = key("agent", "--rate-per-second", "0.01", "--burst", "1")
+    with serve(db, model_cache) as server:
+        url = str(server.base_url)
+        with Tooldedup(url, api_key=agent) as td:
+            assert (
+                td.check("pay", {"to": "x", "amount": 1}, session_id="s").decision
+                is Decision.PROCEED
+            )
+        with Tooldedup(url) as anonymous, pytest.raises(Unauthorized):
+            anonymous.check("pay", {"to": "x", "amount": 1}, session_id="s")
+        with Tooldedup(url, api_key=reader) as td, pytest.raises(Forbidden):
+            td.check("pay", {"to": "x", "amount": 1}, session_id="s")
+        with Tooldedup(url, api_key=limited) as td:
+            td.check("pay", {"to": "y", "amount": 1}, session_id="s")
+            with pytest.raises(RateLimited) as raised:
+                td.check("pay", {"to": "y", "amount": 2}, session_id="s")
+            assert raised.value.retry_after_seconds is not None
+            assert raised.value.retry_after_seconds >= 1

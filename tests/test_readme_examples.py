@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import ast
 import asyncio
+import json
+import os
 import re
+import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
@@ -16,7 +19,7 @@ from agents import set_tracing_disabled
 from langchain_core.tools import tool
 from tooldedup_client import Decision, Tooldedup
 
-from tests.server import serve
+from tests.server import serve, serve_command
 from tests.test_langchain import ScriptedModel as ChatScript
 from tests.test_langchain import _calls as _chat_calls
 from tests.test_openai_agents import ScriptedModel as AgentScript
@@ -107,3 +110,32 @@ def test_the_openai_agents_example(base_url: str) -> None:
     set_tracing_disabled(True)
     asyncio.run(run())
     assert runs == [5]
+
+
+def test_the_access_example(tmp_path: Path, model_cache: Path) -> None:
+    """The shell session of "Access: tenants and keys", run by bash in the server's folder."""
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Access: tenants and keys") :]
+    found = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert found is not None
+    with serve_command(
+        [sys.executable, "-m", "tooldedup.api.cli", "serve", "--cache-dir", str(model_cache)],
+        cwd=tmp_path,
+    ) as server:
+        port = str(server.base_url.port)
+        script = found.group(1).replace("localhost:8000", f"127.0.0.1:{port}")
+        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        ran = subprocess.run(
+            ["bash", "-euo", "pipefail", "-c", script],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert ran.returncode == 0, ran.stderr
+    answers = [line for line in ran.stdout.splitlines() if line.startswith("{")]
+    assert json.loads(answers[0])["decision"] == "proceed"
+    assert json.loads(answers[-1])["error"]["code"] == "unauthorized"
+    assert "revoked" in json.loads(answers[-1])["error"]["message"]
+    assert "billing agent" in ran.stdout  # the listing

@@ -94,7 +94,7 @@ def _answer(response: httpx.Response) -> Any:
     except ValueError:
         body = None
     if response.status_code >= 400:
-        raise error_from_response(response.status_code, body)
+        raise error_from_response(response.status_code, body, response.headers.get("Retry-After"))
     return body
 
 

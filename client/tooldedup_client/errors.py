@@ -7,13 +7,16 @@ from typing import Any
 __all__ = [
     "CheckTooLarge",
     "Conflict",
+    "Forbidden",
     "IdempotencyKeyReused",
     "InProgress",
     "InvalidInput",
     "NotFound",
+    "RateLimited",
     "Reconcile",
     "ServiceUnavailable",
     "StoreUnavailable",
+    "TenantCallLimit",
     "TooldedupError",
     "Unauthorized",
     "error_from_response",
@@ -52,6 +55,23 @@ class Conflict(TooldedupError):
 
 class Unauthorized(TooldedupError):
     """The API key is missing or wrong."""
+
+
+class Forbidden(TooldedupError):
+    """The API key is valid, but its role may not do this (403)."""
+
+
+class RateLimited(TooldedupError):
+    """Too many requests for this key (429): nothing was decided or stored.
+
+    ``retry_after_seconds`` is the service's ``Retry-After``, when it sent one.
+    """
+
+    retry_after_seconds: float | None = None
+
+
+class TenantCallLimit(RateLimited):
+    """The tenant stores as many calls as its cap allows (429): no new call may be claimed."""
 
 
 class ServiceUnavailable(TooldedupError):
@@ -97,11 +117,14 @@ _BY_CODE: dict[str, type[TooldedupError]] = {
     "not_found": NotFound,
     "conflict": Conflict,
     "unauthorized": Unauthorized,
+    "forbidden": Forbidden,
+    "rate_limited": RateLimited,
+    "tenant_call_limit": TenantCallLimit,
     "store_unavailable": StoreUnavailable,
 }
 
 
-def error_from_response(status: int, body: Any) -> TooldedupError:
+def error_from_response(status: int, body: Any, retry_after: str | None = None) -> TooldedupError:
     """The exception for an error answer ``{"error": {"code", "message"}}``."""
     error = body.get("error") if isinstance(body, dict) else None
     code = str(error.get("code", "error")) if isinstance(error, dict) else "error"
@@ -110,10 +133,20 @@ def error_from_response(status: int, body: Any) -> TooldedupError:
     if kind is None:
         if status == 401:
             kind = Unauthorized
+        elif status == 403:
+            kind = Forbidden
+        elif status == 429:
+            kind = RateLimited
         elif status >= 500:
             kind = ServiceUnavailable
         elif status == 404:
             kind = NotFound
         else:
             kind = InvalidInput
-    return kind(message or f"HTTP {status}", code=code, status=status)
+    exc = kind(message or f"HTTP {status}", code=code, status=status)
+    if isinstance(exc, RateLimited) and retry_after is not None:
+        try:
+            exc.retry_after_seconds = max(0.0, float(retry_after))
+        except ValueError:
+            pass  # an HTTP date, which this service never sends
+    return exc

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ipaddress
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 
 from fastapi import Request
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 _PRINCIPAL = "tooldedup.principal"
+_MAX_WAIT_SECONDS = 86_400.0
 
 EVERYONE = frozenset(Role)
 AGENTS = frozenset({Role.AGENT, Role.ADMIN})
@@ -38,14 +40,15 @@ ADMINS = frozenset({Role.ADMIN})
 
 
 def is_local_client(client: tuple[str, int] | None) -> bool:
-    """A loopback address, a Unix socket, or an in-process client: never the network."""
+    """A loopback address, a Unix socket, or Starlette's in-process test client."""
     if client is None:
+        return True  # a Unix socket: only processes of this host reach it
+    if client[0] == "testclient":
         return True
     try:
         return ipaddress.ip_address(client[0]).is_loopback
     except ValueError:
-        # Not an address at all: ASGI test clients name themselves, Unix peers have none.
-        return True
+        return False  # a name of unknown origin (a proxy's header): never trusted
 
 
 class RateLimiter:
@@ -58,7 +61,7 @@ class RateLimiter:
         self._clock = clock
         self._max_keys = max_keys
         self._lock = threading.Lock()
-        self._buckets: dict[str, tuple[float, float]] = {}
+        self._buckets: OrderedDict[str, tuple[float, float]] = OrderedDict()
 
     def take(self, key_id: str, rate_per_second: float, burst: int) -> None:
         """Spend one token of ``key_id``'s bucket, or raise ``Throttled``."""
@@ -66,18 +69,20 @@ class RateLimiter:
         with self._lock:
             tokens, at = self._buckets.get(key_id, (float(burst), now))
             tokens = min(float(burst), tokens + (now - at) * rate_per_second)
-            if tokens < 1.0:
-                self._buckets[key_id] = (tokens, now)
-                wait = (1.0 - tokens) / rate_per_second
-                raise Throttled(
-                    f"API key {key_id} is over its rate limit of {rate_per_second:g} requests"
-                    f" per second (burst {burst})",
-                    retry_after_seconds=wait,
-                )
-            if len(self._buckets) >= self._max_keys and key_id not in self._buckets:
-                # A full bucket holds no state worth keeping: start over rather than grow.
-                self._buckets.clear()
-            self._buckets[key_id] = (tokens - 1.0, now)
+            spent = tokens >= 1.0
+            self._buckets[key_id] = (tokens - 1.0 if spent else tokens, now)
+            self._buckets.move_to_end(key_id)
+            while len(self._buckets) > self._max_keys:
+                # The least recently used bucket has refilled the longest: dropping it
+                # forgives the least.
+                self._buckets.popitem(last=False)
+        if not spent:
+            wait = min((1.0 - tokens) / rate_per_second, _MAX_WAIT_SECONDS)
+            raise Throttled(
+                f"API key {key_id} is over its rate limit of {rate_per_second:g} requests"
+                f" per second (burst {burst})",
+                retry_after_seconds=wait,
+            )
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -117,7 +122,7 @@ class AccessMiddleware:
         token = _bearer(scope)
         local = is_local_client(scope.get("client"))
         try:
-            if self._ring.needs_store(token):
+            if self._ring.needs_store():
                 principal = await run_in_threadpool(self._ring.authenticate, token, loopback=local)
             else:
                 principal = self._ring.authenticate(token, loopback=local)

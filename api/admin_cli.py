@@ -8,14 +8,23 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from tooldedup.dedup.access import Role, make_key, validate_tenant
+from tooldedup.dedup.access import (
+    MAX_BURST,
+    MAX_RATE_PER_SECOND,
+    MIN_RATE_PER_SECOND,
+    Role,
+    make_key,
+    validate_tenant,
+)
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.ledger import SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.index.settings import parse_db
 
-__all__ = ["add_commands", "open_ledger"]
+__all__ = ["add_commands", "burst", "open_ledger", "per_second"]
+
+_MAX_CALLS = 2**62
 
 
 def open_ledger(db: str, *, create: bool) -> SqlLedger:
@@ -31,10 +40,12 @@ def open_ledger(db: str, *, create: bool) -> SqlLedger:
     return PostgresLedger(postgres_url)
 
 
-def _with_store(run: Callable[[argparse.Namespace, SqlKeyStore], int]) -> Callable[..., int]:
+def _with_store(
+    run: Callable[[argparse.Namespace, SqlKeyStore], int], *, create: bool = False
+) -> Callable[..., int]:
     def command(args: argparse.Namespace) -> int:
         try:
-            ledger = open_ledger(args.db, create=True)
+            ledger = open_ledger(args.db, create=create)
         except ValueError as exc:
             print(f"tooldedup: {exc}", file=sys.stderr)
             return 2
@@ -64,12 +75,19 @@ def _create(args: argparse.Namespace, store: SqlKeyStore) -> int:
     )
     store.add_key(new, secret_hash)
     print(
-        f"created key {new.key.key_id} ({new.key.role.value} of tenant {new.key.tenant});"
-        " it is shown once, here:",
+        f"created key {new.key.key_id} ({new.key.role.value} of tenant {new.key.tenant})"
+        f" in {_store_name(args.db)}; it is shown once, here:",
         file=sys.stderr,
     )
     print(new.token)
     return 0
+
+
+def _store_name(db: str) -> str:
+    db_path, url = parse_db(db)
+    if db_path is not None:
+        return str(db_path.resolve())
+    return "the PostgreSQL database " + (url or "").rsplit("/", 1)[-1].split("?", 1)[0]
 
 
 def _list(args: argparse.Namespace, store: SqlKeyStore) -> int:
@@ -78,7 +96,7 @@ def _list(args: argparse.Namespace, store: SqlKeyStore) -> int:
     for key in keys:
         print(
             f"{key.key_id:<16}  {key.tenant[:20]:<20} {key.role.value:<6}"
-            f" {_when(key.created_at):<20} {_when(key.revoked_at):<20} {key.name or ''}"
+            f" {_when(key.created_at):<20} {_when(key.revoked_at):<20} {_shown(key.name)}"
         )
     return 0
 
@@ -118,18 +136,41 @@ def _tenant(text: str) -> str:
         raise argparse.ArgumentTypeError(exc.message) from None
 
 
-def _rate(text: str) -> float:
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
+def per_second(text: str) -> float:
+    """An argument that is a rate limit in requests per second."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text}") from None
+    if not MIN_RATE_PER_SECOND <= value <= MAX_RATE_PER_SECOND:
+        raise argparse.ArgumentTypeError(
+            f"must be from {MIN_RATE_PER_SECOND} to {MAX_RATE_PER_SECOND:g}, not {text}"
+        )
     return value
 
 
-def _count(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
+def burst(text: str) -> int:
+    """An argument that is a token bucket's size."""
+    return _whole(text, 1, MAX_BURST)
+
+
+def _max_calls(text: str) -> int:
+    return _whole(text, -1, _MAX_CALLS)
+
+
+def _whole(text: str, low: int, high: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"must be from {low} to {high}, not {text}")
     return value
+
+
+def _shown(text: str | None) -> str:
+    """A name as one line of plain text, whatever it holds."""
+    return "".join(c if c.isprintable() else "?" for c in text or "")
 
 
 def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -143,11 +184,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     create.add_argument("--role", choices=[r.value for r in Role], required=True)
     create.add_argument("--name", default=None, help="what the key is for, for people")
     create.add_argument(
-        "--rate-per-second", type=_rate, default=None, help="this key's request rate limit"
+        "--rate-per-second", type=per_second, default=None, help="this key's request rate limit"
     )
-    create.add_argument("--burst", type=_count, default=None, help="requests allowed at once")
+    create.add_argument("--burst", type=burst, default=None, help="requests allowed at once")
     create.add_argument("--db", default="tooldedup.db", help=db_help)
-    create.set_defaults(run=_with_store(_create))
+    # The one command that may start a store: the first key comes before the first serve.
+    create.set_defaults(run=_with_store(_create, create=True))
 
     listing = verbs.add_parser("list", help="keys without their secrets")
     listing.add_argument("--tenant", type=_tenant, default=None)
@@ -166,6 +208,6 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) 
     shown.set_defaults(run=_with_store(_tenants))
     cap = tenant_verbs.add_parser("cap", help="cap a tenant's stored calls (-1 lifts the cap)")
     cap.add_argument("tenant")
-    cap.add_argument("--max-calls", type=int, required=True)
+    cap.add_argument("--max-calls", type=_max_calls, required=True)
     cap.add_argument("--db", default="tooldedup.db", help=db_help)
     cap.set_defaults(run=_with_store(_cap))

@@ -319,7 +319,7 @@ def create_app(
             raise Forbidden("metrics cover every tenant: they need the default tenant's admin")
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
-    app.include_router(admin_router(service, built.keys, ring))
+    app.include_router(admin_router(service, built.keys, ring, settings.default_rate))
     app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)
     # Added last, so it runs first: an unauthenticated caller learns nothing from the body.
     app.add_middleware(

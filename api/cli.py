@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from tooldedup.api.admin_cli import add_commands
+from tooldedup.api.admin_cli import add_commands, burst, per_second
 from tooldedup.api.settings import EmbedderBackend, Settings
 from tooldedup.index.settings import parse_db
 
@@ -29,26 +29,30 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         print(f"tooldedup: {exc}", file=sys.stderr)
         return 2
-    settings = Settings(
-        db_path=Path("tooldedup.db") if db_path is None else db_path,
-        postgres_url=postgres_url,
-        db_pool_size=args.db_pool_size,
-        db_timeout_seconds=args.db_timeout,
-        policy_path=args.policy,
-        api_key=api_key,
-        model_path=args.model_path,
-        embedder=EmbedderBackend(args.embedder),
-        embed_threads=args.embed_threads,
-        cache_dir=args.cache_dir,
-        retention_seconds=args.retention_seconds,
-        log_retention_seconds=args.log_retention_seconds,
-        judge_base_url=args.judge_base_url,
-        judge_model=args.judge_model,
-        judge_api_key_env=args.judge_api_key_env,
-        judge_timeout_seconds=args.judge_timeout,
-        rate_per_second=args.rate_per_second,
-        rate_burst=args.rate_burst,
-    )
+    try:
+        settings = Settings(
+            db_path=Path("tooldedup.db") if db_path is None else db_path,
+            postgres_url=postgres_url,
+            db_pool_size=args.db_pool_size,
+            db_timeout_seconds=args.db_timeout,
+            policy_path=args.policy,
+            api_key=api_key,
+            model_path=args.model_path,
+            embedder=EmbedderBackend(args.embedder),
+            embed_threads=args.embed_threads,
+            cache_dir=args.cache_dir,
+            retention_seconds=args.retention_seconds,
+            log_retention_seconds=args.log_retention_seconds,
+            judge_base_url=args.judge_base_url,
+            judge_model=args.judge_model,
+            judge_api_key_env=args.judge_api_key_env,
+            judge_timeout_seconds=args.judge_timeout,
+            rate_per_second=args.rate_per_second,
+            rate_burst=args.rate_burst,
+        )
+    except DedupError as exc:
+        print(f"tooldedup: {exc.message}", file=sys.stderr)
+        return 2
     refusal = _open_to_the_network(args.host, settings)
     if refusal is not None:
         print(f"tooldedup: {refusal}", file=sys.stderr)
@@ -181,12 +185,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--rate-per-second",
-        type=_positive_rate,
+        type=per_second,
         default=None,
         help="request rate limit of each key that has none of its own (default: none)",
     )
     serve.add_argument(
-        "--rate-burst", type=_at_least_one, default=None, help="requests a key may send at once"
+        "--rate-burst", type=burst, default=None, help="requests a key may send at once"
     )
     serve.add_argument(
         "--model-path",
@@ -243,13 +247,6 @@ def _positive(text: str) -> float:
     value = float(text)
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
-def _positive_rate(text: str) -> float:
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number above 0, not {text}")
     return value
 
 

@@ -197,7 +197,7 @@ class KeyCreate(BaseModel):
 
     role: Literal["agent", "reader", "admin"]
     name: Annotated[str, Field(max_length=200)] | None = None
-    rate_per_second: Annotated[float, Field(gt=0, le=1e6)] | None = None
+    rate_per_second: Annotated[float, Field(ge=0.001, le=1e6)] | None = None
     burst: Annotated[int, Field(ge=1, le=1_000_000)] | None = None
 
     _check_text = field_validator("name")(_valid_unicode)
@@ -232,7 +232,7 @@ class LogPage(BaseModel):
     """Decision log entries, newest first; pass ``next_before`` as ``before`` for more."""
 
     entries: list[dict[str, Any]]
-    next_before: int | None
+    next_before: str | None
 
 
 class ErrorDetail(BaseModel):

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from tooldedup.dedup.access import validate_rate
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 
@@ -26,10 +27,7 @@ class Settings(ServiceSettings):
     key_cache_seconds: float = 0.5
 
     def __post_init__(self) -> None:
-        if self.rate_per_second is not None and not 0 < self.rate_per_second < float("inf"):
-            raise InvalidInput("rate_per_second must be above 0")
-        if self.rate_burst is not None and self.rate_burst < 1:
-            raise InvalidInput("rate_burst must be at least 1")
+        validate_rate(self.rate_per_second, self.rate_burst)
         if not 0 <= self.key_cache_seconds <= 60:
             raise InvalidInput("key_cache_seconds must be between 0 and 60")
 

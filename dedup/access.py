@@ -8,7 +8,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -18,6 +18,9 @@ from tooldedup.dedup.errors import InvalidInput, Unauthorized
 from tooldedup.dedup.records import DEFAULT_TENANT
 
 __all__ = [
+    "MAX_BURST",
+    "MAX_RATE_PER_SECOND",
+    "MIN_RATE_PER_SECOND",
     "SETTING_KEY_ID",
     "ApiKey",
     "KeyRing",
@@ -27,6 +30,7 @@ __all__ = [
     "Role",
     "hash_secret",
     "make_key",
+    "validate_rate",
     "validate_tenant",
 ]
 
@@ -35,6 +39,12 @@ _TENANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _KEY_ID = re.compile(r"[0-9a-f]{16}")
 # The key given by TOOLDEDUP_API_KEY or --api-key-file: the default tenant's admin.
 SETTING_KEY_ID = "api-key-setting"
+# Below one request in about 17 minutes a limit is a revocation; above a million per
+# second, none.
+MIN_RATE_PER_SECOND = 0.001
+MAX_RATE_PER_SECOND = 1_000_000.0
+MAX_BURST = 1_000_000
+_MAX_NAME = 200
 
 
 class Role(StrEnum):
@@ -81,12 +91,8 @@ class Principal:
 class KeyStore(Protocol):
     """Where keys are kept (the ledger's database)."""
 
-    def find_key(self, key_id: str) -> tuple[ApiKey, str] | None:
-        """A key and its secret's hash, revoked or not."""
-        ...
-
-    def has_keys(self) -> bool:
-        """Whether any key was ever created (a revoked one counts)."""
+    def all_keys(self) -> list[tuple[ApiKey, str]]:
+        """Every key, revoked ones too, each with its secret's hash."""
         ...
 
 
@@ -98,6 +104,21 @@ def validate_tenant(name: str) -> str:
             " letter or digit"
         )
     return name
+
+
+def validate_rate(rate_per_second: float | None, burst: int | None) -> None:
+    """A key's rate limit: a rate in range, and a burst only with a rate."""
+    if rate_per_second is not None and not (
+        MIN_RATE_PER_SECOND <= rate_per_second <= MAX_RATE_PER_SECOND
+    ):
+        raise InvalidInput(
+            f"rate_per_second must be from {MIN_RATE_PER_SECOND} to {MAX_RATE_PER_SECOND:g}"
+        )
+    if burst is not None:
+        if rate_per_second is None:
+            raise InvalidInput("burst needs rate_per_second")
+        if not 1 <= burst <= MAX_BURST:
+            raise InvalidInput(f"burst must be from 1 to {MAX_BURST}")
 
 
 def hash_secret(secret: str) -> str:
@@ -115,10 +136,11 @@ def make_key(
 ) -> tuple[NewKey, str]:
     """A new key and its secret's hash: ``tdk_<key id>_<secret>``."""
     validate_tenant(tenant)
-    if rate_per_second is not None and not rate_per_second > 0:
-        raise InvalidInput("rate_per_second must be above 0")
-    if burst is not None and burst < 1:
-        raise InvalidInput("burst must be at least 1")
+    validate_rate(rate_per_second, burst)
+    if name is not None and (
+        len(name) > _MAX_NAME or any(unicodedata.category(c).startswith("C") for c in name)
+    ):
+        raise InvalidInput(f"a key's name is at most {_MAX_NAME} printable characters")
     key_id = secrets.token_hex(8)
     secret = secrets.token_urlsafe(32)
     key = ApiKey(key_id, tenant, role, name, now, None, rate_per_second, burst)
@@ -134,10 +156,12 @@ def _split(token: str) -> tuple[str, str] | None:
 
 
 class KeyRing:
-    """Turns a bearer token into a ``Principal``, with keys cached briefly.
+    """Turns a bearer token into a ``Principal``.
 
-    A key revoked anywhere (another worker, another replica, the command line) is refused
-    here once its cached entry is ``cache_seconds`` old.
+    Every key is read from the store in one query, again once the copy is
+    ``cache_seconds`` old: a key revoked anywhere (another worker, another replica, the
+    command line) is refused here that soon, and no request, whatever key it makes up,
+    reads the store on its own.
     """
 
     def __init__(
@@ -146,7 +170,6 @@ class KeyRing:
         setting_key: str | None = None,
         *,
         cache_seconds: float = 0.5,
-        max_cached: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not cache_seconds >= 0:
@@ -154,32 +177,29 @@ class KeyRing:
         self._store = store
         self._setting = None if setting_key is None else setting_key.encode()
         self._cache_seconds = cache_seconds
-        self._max_cached = max_cached
         self._clock = clock
         self._lock = threading.Lock()
-        self._keys: OrderedDict[str, tuple[float, tuple[ApiKey, str] | None]] = OrderedDict()
-        self._has_keys: tuple[float, bool] | None = None
+        self._reload = threading.Lock()
+        self._keys: dict[str, tuple[ApiKey, str]] = {}
+        self._loaded_at: float | None = None
 
-    def needs_store(self, token: str | None) -> bool:
+    def needs_store(self) -> bool:
         """Whether ``authenticate`` would read the store (run it off the event loop then)."""
-        now = self._clock()
         with self._lock:
-            if token is None:
-                return self._setting is None and not self._fresh(self._has_keys, now)
-            parts = _split(token)
-            return parts is not None and not self._fresh(self._keys.get(parts[0]), now)
+            return not self._fresh(self._clock())
 
     def authenticate(self, token: str | None, *, loopback: bool) -> Principal:
         """The principal of ``token``; with no key anywhere, a loopback caller is the
         default tenant's admin, as before keys existed."""
+        keys = self._current()
         if token is None:
-            if self._setting is None and loopback and not self._any_keys():
+            if self._setting is None and loopback and not keys:
                 return Principal(DEFAULT_TENANT, Role.ADMIN, None)
             raise Unauthorized("a valid bearer API key is required")
         if self._setting is not None and hmac.compare_digest(token.encode(), self._setting):
             return Principal(DEFAULT_TENANT, Role.ADMIN, SETTING_KEY_ID)
         parts = _split(token)
-        found = None if parts is None else self._find(parts[0])
+        found = None if parts is None else keys.get(parts[0])
         if parts is None or found is None:
             raise Unauthorized("a valid bearer API key is required")
         key, stored_hash = found
@@ -189,36 +209,25 @@ class KeyRing:
             raise Unauthorized(f"API key {key.key_id} was revoked")
         return Principal(key.tenant, key.role, key.key_id, key.rate_per_second, key.burst)
 
-    def forget(self, key_id: str) -> None:
-        """Drop one cached key (this process just revoked it)."""
+    def reload(self) -> None:
+        """Read the keys again on the next request (this process just made or revoked one)."""
         with self._lock:
-            self._keys.pop(key_id, None)
-            self._has_keys = None
+            self._loaded_at = None
 
-    def _fresh(self, entry: tuple[float, object] | None, now: float) -> bool:
-        return entry is not None and now - entry[0] < self._cache_seconds
+    def _fresh(self, now: float) -> bool:
+        return self._loaded_at is not None and now - self._loaded_at < self._cache_seconds
 
-    def _any_keys(self) -> bool:
-        now = self._clock()
+    def _current(self) -> dict[str, tuple[ApiKey, str]]:
         with self._lock:
-            if self._has_keys is not None and self._fresh(self._has_keys, now):
-                return self._has_keys[1]
-        found = self._store.has_keys()
-        with self._lock:
-            self._has_keys = (now, found)
-        return found
-
-    def _find(self, key_id: str) -> tuple[ApiKey, str] | None:
-        now = self._clock()
-        with self._lock:
-            entry = self._keys.get(key_id)
-            if entry is not None and self._fresh(entry, now):
-                return entry[1]
-        found = self._store.find_key(key_id)
-        with self._lock:
-            # Unknown ids are cached too (briefly): guessing costs the store nothing more.
-            self._keys[key_id] = (now, found)
-            self._keys.move_to_end(key_id)
-            while len(self._keys) > self._max_cached:
-                self._keys.popitem(last=False)
-        return found
+            if self._fresh(self._clock()):
+                return self._keys
+        # One reader at a time: the others wait for its copy rather than query too.
+        with self._reload:
+            with self._lock:
+                if self._fresh(self._clock()):
+                    return self._keys
+            started = self._clock()
+            keys = {key.key_id: (key, stored) for key, stored in self._store.all_keys()}
+            with self._lock:
+                self._keys, self._loaded_at = keys, started
+            return keys

@@ -23,7 +23,12 @@ logger = logging.getLogger(__name__)
 def judge_request(proposal: Proposal, match: Match) -> JudgeRequest:
     """What the judge is shown for a proposal and its match."""
     return JudgeRequest.for_pair(
-        proposal.call.tool, proposal.policy, proposal.canonical, match.call.args, match.score
+        proposal.call.tool,
+        proposal.policy,
+        proposal.canonical,
+        match.call.args,
+        match.score,
+        proposal.scope.tenant,
     )
 
 

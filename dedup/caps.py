@@ -33,8 +33,9 @@ class CallCaps:
 
     Caps are read again by ``refresh`` (the maintenance thread's round). Counts are cached
     for ``recount_seconds`` while far from the cap, and read before every claim near it.
-    Claims made at the same moment in several processes can pass the cap by that many:
-    a cap bounds storage, it is not a quota to the call. Stored calls are never dropped.
+    The service claims for a capped tenant one at a time in each process; claims made at
+    the same moment in several processes can pass the cap by that many: a cap bounds
+    storage, it is not a quota to the call. Stored calls are never dropped.
     """
 
     def __init__(
@@ -56,6 +57,10 @@ class CallCaps:
         caps = self._store.call_caps()
         with self._lock:
             self._caps = caps
+
+    def applies_to(self, tenant: str) -> bool:
+        """Whether ``tenant`` has a cap."""
+        return tenant in self._caps
 
     def admit(self, tenant: str) -> None:
         """Raise ``TenantCallLimit`` if ``tenant`` may store no more calls."""

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.policy import ToolPolicy
-from tooldedup.dedup.records import CanonicalCall, JudgeMode
+from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, JudgeMode
 
 __all__ = [
     "GuardedJudge",
@@ -52,10 +52,18 @@ class JudgeRequest:
     exact_fields: tuple[str, ...]
     semantic_fields: tuple[str, ...]
     cosine: float
+    # Whose calls these are: a verdict is reused inside one tenant only.
+    tenant: str = DEFAULT_TENANT
 
     @classmethod
     def for_pair(
-        cls, tool: str, policy: ToolPolicy, proposal: CanonicalCall, stored: Any, cosine: float
+        cls,
+        tool: str,
+        policy: ToolPolicy,
+        proposal: CanonicalCall,
+        stored: Any,
+        cosine: float,
+        tenant: str = DEFAULT_TENANT,
     ) -> JudgeRequest:
         """The request for a proposal in canonical form against a stored call's args."""
         return cls(
@@ -66,12 +74,16 @@ class JudgeRequest:
             exact_fields=tuple(path for path, _ in proposal.exact_leaves),
             semantic_fields=tuple(leaf.path for leaf in proposal.semantic_leaves),
             cosine=cosine,
+            tenant=tenant,
         )
 
     @property
     def cache_key(self) -> str:
-        """The pair's canonical hash: the same two calls always get the same key."""
-        return stable_hash(canonical_json([self.tool, self.proposal, self.stored]))
+        """The pair's canonical hash: the same two calls, shown the same way, in one tenant."""
+        shown = [self.side_effect, list(self.exact_fields), list(self.semantic_fields)]
+        return stable_hash(
+            canonical_json([self.tenant, self.tool, shown, self.proposal, self.stored])
+        )
 
 
 @dataclass(frozen=True, slots=True)

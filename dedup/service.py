@@ -7,6 +7,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -51,6 +52,7 @@ from tooldedup.dedup.records import (
     Decision,
     DecisionKind,
     FailureClass,
+    JudgeMode,
     Match,
     Outcome,
     SemanticLeaf,
@@ -125,7 +127,14 @@ class DedupService:
     def set_policy(
         self, tenant: str, tool: str, policy: ToolPolicy, data: dict[str, object]
     ) -> None:
-        """Replace one of ``tenant``'s tool policies and store it."""
+        """Replace one of ``tenant``'s tool policies and store it.
+
+        A tenant other than the default one works within the operator's defaults: it may
+        not raise a per-check budget above them, nor turn on a judge they leave off (the
+        judge and the CPU are shared by every tenant).
+        """
+        if tenant != DEFAULT_TENANT:
+            _within_operator_limits(policy, self._policies.defaults)
         with self._policy_lock:
             self._ledger.save_policy(tenant, tool, data)
             if tenant == DEFAULT_TENANT:
@@ -191,7 +200,11 @@ class DedupService:
                 # process and then every process sharing the store wait on, so that of
                 # concurrent checks of one intent exactly one proceeds.
                 scope_tool = (proposal.scope, call.tool)
-                with self._locks.hold(scope_tool), self._ledger.serialized(*scope_tool):
+                with (
+                    self._locks.hold(scope_tool),
+                    self._capped(call.tenant),
+                    self._ledger.serialized(*scope_tool),
+                ):
                     # The clock is read again once the lock is held: waiting must not age it.
                     decision = self._decide(proposal, base, self._clock(), claim=True)
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
@@ -204,6 +217,13 @@ class DedupService:
         if decision.judge is not None and decision.judge.outcome == "shadow":
             self._borderline.label_later(proposal, decision)
         return decision
+
+    def _capped(self, tenant: str) -> AbstractContextManager[None]:
+        """For a tenant with a cap, one claim of this process at a time until it commits,
+        so that each counts the others' claims."""
+        if self._caps is None or not self._caps.applies_to(tenant):
+            return nullcontext()
+        return self._locks.hold(("tenant cap", tenant))
 
     def _identical(self, proposal: Proposal, since: float) -> CallRecord | None:
         """The exact fast path: an identical call found by a hash, however many candidates
@@ -488,11 +508,11 @@ class DedupService:
         self,
         tenant: str,
         limit: int,
-        before: int | None = None,
+        before: str | None = None,
         tool: str | None = None,
         decision: str | None = None,
-    ) -> list[tuple[int, LogEntry]]:
-        """``tenant``'s newest decision log entries (before a row id), with their row ids."""
+    ) -> list[LogEntry]:
+        """``tenant``'s newest decision log entries, older than the check ``before``."""
         return self._ledger.log_page(tenant, limit, before, tool, decision)
 
     def maintain(self) -> None:
@@ -502,17 +522,42 @@ class DedupService:
     def purge(self, retention_seconds: float, log_retention_seconds: float | None = None) -> int:
         """Delete calls older than the retention period (never inside any dedup window),
         and decision log entries older than the log's own retention, if it has one."""
-        sets = [self._policies, *self._tenant_policies.values()]
-        policies = [self._policies.defaults, *(p for s in sets for p in s.tools.values())]
-        keep = max(retention_seconds, *(p.window_seconds for p in policies))
         now = self._clock()
-        removed = self._ledger.purge(now - keep)
+        keep = _longest_window(self._policies, retention_seconds)
+        # A tenant's own long windows keep its own calls longer, and no one else's.
+        longer = {
+            tenant: now - kept
+            for tenant, policies in self._tenant_policies.items()
+            if (kept := _longest_window(policies, retention_seconds)) > keep
+        }
+        removed = self._ledger.purge(now - keep, longer)
         if removed:
             for hook in self._hooks:
                 hook.purged()
         if log_retention_seconds is not None:
             self._ledger.purge_log(now - log_retention_seconds)
         return removed
+
+
+def _longest_window(policies: PolicySet, retention_seconds: float) -> float:
+    """How long calls under ``policies`` are kept: the retention, or a longer window."""
+    windows = [policies.defaults, *policies.tools.values()]
+    return max(retention_seconds, *(p.window_seconds for p in windows))
+
+
+_BUDGETS = ("max_candidates", "max_text_leaves", "max_text_chars", "max_comparisons")
+
+
+def _within_operator_limits(policy: ToolPolicy, defaults: ToolPolicy) -> None:
+    for name in _BUDGETS:
+        if getattr(policy, name) > getattr(defaults, name):
+            raise InvalidInput(
+                f"{name} may be at most {getattr(defaults, name)}, the service's default"
+            )
+    if policy.judge_mode not in (JudgeMode.OFF, defaults.judge_mode):
+        raise InvalidInput(
+            f"judge_mode may be 'off' or {defaults.judge_mode.value!r}, the service's default"
+        )
 
 
 def _check_budget(leaves: tuple[SemanticLeaf, ...], policy: ToolPolicy) -> None:

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,11 @@ from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres_db import PostgresDatabase
 from tooldedup.dedup.ledger.sql import SqlLedger
 from tooldedup.dedup.ledger.sqlite_db import SqliteDatabase
+from tooldedup.dedup.policy import policy_from_mapping
 from tooldedup.dedup.protocols import Embedder
-from tooldedup.dedup.records import Scope
+from tooldedup.dedup.records import Scope, ToolCall
+from tooldedup.index.settings import ServiceSettings
+from tooldedup.index.wiring import build_service
 
 _CLI = [sys.executable, "-m", "tooldedup.api.cli"]
 
@@ -257,3 +261,57 @@ def test_interleaved_tenants_never_cross(
                     owner.setdefault(data[key], tenant)
         if op == "session" and response.status_code == 200:
             assert all(owner.get(c["call_id"], tenant) == tenant for c in data["calls"])
+
+
+def test_a_tenants_long_window_keeps_only_its_own_calls(
+    tmp_path: Path, model_cache: Path, embedder: Embedder
+) -> None:
+    now = [1_000_000.0]
+    built = build_service(
+        ServiceSettings(db_path=tmp_path / "ledger.db", cache_dir=model_cache),
+        embedder=embedder,
+        clock=lambda: now[0],
+    )
+    service = built.service
+    try:
+        for tenant in ("acme", "beta"):
+            service.check(ToolCall("s1", "send_email", EMAIL, tenant=tenant))
+        # beta keeps its calls for ten years; the store's retention is seven days.
+        decade = policy_from_mapping({"window_seconds": 10 * 365 * 86_400.0})
+        service.set_policy("beta", "send_email", decade, {"window_seconds": 10 * 365 * 86_400.0})
+        now[0] += 8 * 86_400.0
+        assert service.purge(7 * 86_400.0) == 1
+        assert service.session_calls("acme", "s1", 10, 0) == []
+        assert len(service.session_calls("beta", "s1", 10, 0)) == 1
+    finally:
+        built.close()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["tenants", "cap", "acme", "--max-calls", "99999999999999999999"],
+        ["keys", "create", "--role", "agent", "--burst", "99999999999999999999"],
+        ["keys", "create", "--role", "agent", "--rate-per-second", "1e-310"],
+        ["keys", "create", "--role", "agent", "--tenant", "../x"],
+        ["keys", "create", "--role", "agent", "--burst", "3"],  # a burst needs a rate
+        ["tenants", "cap", "acme", "--max-calls", "5", "--db", "{missing}"],
+        ["keys", "revoke", "0123456789abcdef", "--db", "{missing}"],
+    ],
+)
+def test_operator_commands_refuse_nonsense_with_a_message(
+    tmp_path: Path, argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = tmp_path / "typo.db"
+    args = [a.replace("{missing}", str(missing)) for a in argv]
+    if "--db" not in args:
+        args += ["--db", str(tmp_path / "ledger.db")]
+    with pytest.raises(SystemExit) if _rejected_by_argparse(args) else nullcontext():
+        assert main(args) == 2
+    assert capsys.readouterr().err.strip()
+    assert not missing.exists()  # a mistyped store is never created
+
+
+def _rejected_by_argparse(args: list[str]) -> bool:
+    values = {"99999999999999999999", "1e-310", "../x"}
+    return any(v in args for v in values)

@@ -201,3 +201,16 @@ def test_half_open_lets_one_probe_through(llm: FakeLLM) -> None:
         assert probe.result().kind is OutcomeKind.VERDICT
     assert refused.detail == "circuit half-open"
     assert len(llm.requests) == 2
+
+
+@pytest.mark.parametrize(
+    ("change", "same"),
+    [
+        ({"cosine": 0.88}, True),  # the score is not part of what the judge is shown
+        ({"tenant": "acme"}, False),  # a verdict is reused inside one tenant only
+        ({"side_effect": "write"}, False),
+        ({"exact_fields": ()}, False),
+    ],
+)
+def test_the_verdict_cache_key(change: dict[str, object], same: bool) -> None:
+    assert (replace(REQUEST, **change).cache_key == REQUEST.cache_key) is same  # type: ignore[arg-type]

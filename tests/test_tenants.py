@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -280,3 +282,97 @@ def test_tenant_call_cap(
     assert main(["tenants", "cap", "acme", "--max-calls", "-1", "--db", _db(settings)]) == 0
     client.app.state.service.refresh()  # type: ignore[attr-defined]
     assert _check(client, a, {**EMAIL, "to": "user9@example.com"}).status_code == 200
+
+
+def test_concurrent_claims_never_pass_the_cap_in_one_process(
+    client: TestClient, keys: dict[str, str], settings: Settings
+) -> None:
+    assert main(["tenants", "cap", "acme", "--max-calls", "3", "--db", _db(settings)]) == 0
+    client.app.state.service.refresh()  # type: ignore[attr-defined]
+    a = keys["acme-agent"]
+
+    def claim(n: int) -> int:
+        body = {"session_id": f"race-{n}", "tool": "send_email", "args": EMAIL}
+        return client.post("/v1/check", json=body, headers=auth(a)).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(claim, range(20)))
+    assert sorted(codes) == [200] * 3 + [429] * 17
+
+
+@pytest.mark.parametrize(
+    ("policy", "allowed"),
+    [
+        ({"max_text_leaves": 10_000}, False),
+        ({"max_comparisons": 10_000_000}, False),
+        ({"judge_mode": "inline"}, False),
+        ({"max_text_leaves": 8, "judge_mode": "off"}, True),
+        ({"window_seconds": 3600}, True),
+    ],
+)
+def test_a_tenant_works_within_the_operators_budgets(
+    client: TestClient, keys: dict[str, str], policy: dict[str, Any], allowed: bool
+) -> None:
+    put = client.put("/v1/tools/t/policy", json=policy, headers=auth(keys["beta-admin"]))
+    assert put.status_code == (200 if allowed else 422), put.text
+    # The operator (the default tenant's admin) sets any budget.
+    mine = client.put("/v1/tools/t/policy", json=policy, headers=auth(keys["default-admin"]))
+    assert mine.status_code == 200
+
+
+def test_the_log_pages_by_check_id(client: TestClient, keys: dict[str, str]) -> None:
+    a = keys["acme-agent"]
+    for n in range(5):
+        assert _check(client, a, {**EMAIL, "to": f"u{n}@example.com"}).status_code == 200
+    reader = auth(keys["acme-reader"])
+    seen: list[str] = []
+    before = None
+    while True:
+        params: dict[str, Any] = {"limit": 2} if before is None else {"limit": 2, "before": before}
+        page = client.get("/v1/log", params=params, headers=reader).json()
+        seen += [e["check_id"] for e in page["entries"]]
+        before = page["next_before"]
+        if before is None:
+            break
+        assert before.startswith("chk_")  # a check id, not a row number
+    assert len(seen) == len(set(seen)) == 5
+    # Another tenant's cursor gives nothing.
+    theirs = client.get("/v1/log", params={"before": seen[0]}, headers=auth(keys["beta-reader"]))
+    assert theirs.json()["entries"] == []
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ({"role": "agent", "rate_per_second": 1e-310}, 422),
+        ({"role": "agent", "burst": 5}, 422),
+        ({"role": "agent", "name": "ok\nffff default admin"}, 422),
+        ({"role": "agent", "name": "bot \u200b"}, 422),
+        ({"role": "root"}, 422),
+        ({"role": "agent", "tenant": "beta"}, 422),
+        ({"role": "agent", "rate_per_second": 0.5, "burst": 2}, 201),
+    ],
+)
+def test_key_requests_that_make_no_sense_are_refused(
+    client: TestClient, keys: dict[str, str], body: dict[str, Any], code: int
+) -> None:
+    made = client.post("/v1/keys", json=body, headers=auth(keys["acme-admin"]))
+    assert made.status_code == code, made.text
+    if code == 201:
+        assert made.json()["tenant"] == "acme"
+    else:
+        assert "error" in made.json()
+
+
+def test_making_keys_never_buys_a_faster_rate(
+    settings: Settings, embedder: Embedder, keys: dict[str, str]
+) -> None:
+    limited = dataclasses.replace(settings, rate_per_second=100.0, rate_burst=50)
+    with TestClient(create_app(limited, embedder=embedder)) as client:
+        admin = auth(keys["acme-admin"])
+        faster = client.post(
+            "/v1/keys", json={"role": "agent", "rate_per_second": 1e6}, headers=admin
+        )
+        assert faster.status_code == 422
+        plain = client.post("/v1/keys", json={"role": "agent"}, headers=admin).json()
+        assert (plain["rate_per_second"], plain["burst"]) == (100.0, 50)

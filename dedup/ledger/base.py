@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -194,11 +194,11 @@ class Ledger(Protocol):
         self,
         tenant: str,
         limit: int,
-        before: int | None = None,
+        before: str | None = None,
         tool: str | None = None,
         decision: str | None = None,
-    ) -> list[tuple[int, LogEntry]]:
-        """``tenant``'s newest log entries before the row ``before``, with their row ids."""
+    ) -> list[LogEntry]:
+        """``tenant``'s newest log entries older than the check ``before``."""
         ...
 
     def add_feedback(
@@ -218,8 +218,9 @@ class Ledger(Protocol):
         """Calls that feedback said this exact proposal does not duplicate."""
         ...
 
-    def purge(self, before: float) -> int:
-        """Delete calls created before ``before`` and what only they used; return how many."""
+    def purge(self, before: float, longer: Mapping[str, float] | None = None) -> int:
+        """Delete calls created before ``before`` (a tenant in ``longer``: before its own
+        cut-off there) and what only they used; return how many."""
         ...
 
     def purge_log(self, before: float) -> int:

@@ -50,12 +50,10 @@ class SqlKeyStore:
             )
         return key
 
-    def find_key(self, key_id: str) -> tuple[ApiKey, str] | None:
-        """A key and its secret's hash, revoked or not."""
-        row = self.db.execute(
-            f"SELECT {_KEY_COLUMNS}, secret_hash FROM api_keys WHERE key_id = ?", (key_id,)
-        ).one()
-        return None if row is None else (_key(row), str(row["secret_hash"]))
+    def all_keys(self) -> list[tuple[ApiKey, str]]:
+        """Every key, revoked ones too, each with its secret's hash."""
+        rows = self.db.execute(f"SELECT {_KEY_COLUMNS}, secret_hash FROM api_keys").rows
+        return [(_key(row), str(row["secret_hash"])) for row in rows]
 
     def has_keys(self) -> bool:
         """Whether any key was ever created (a revoked one counts)."""

@@ -75,15 +75,20 @@ class SqlLogStore:
         self,
         tenant: str,
         limit: int,
-        before: int | None = None,
+        before: str | None = None,
         tool: str | None = None,
         decision: str | None = None,
-    ) -> list[tuple[int, LogEntry]]:
-        """``tenant``'s newest log entries before the row ``before``, each with its row id
-        (the cursor of the next page) and its latest label."""
+    ) -> list[LogEntry]:
+        """``tenant``'s newest log entries, after (older than) the check ``before``, each
+        with its latest label. An unknown or another tenant's ``before`` gives none."""
         where = ["tenant = ?"]
         params: list[object] = [tenant]
-        for column, value in (("row_id <", before), ("tool =", tool), ("decision =", decision)):
+        if before is not None:
+            where.append(
+                "row_id < (SELECT row_id FROM decisions WHERE check_id = ? AND tenant = ?)"
+            )
+            params += [before, tenant]
+        for column, value in (("tool =", tool), ("decision =", decision)):
             if value is not None:
                 where.append(f"{column} ?")
                 params.append(value)
@@ -99,10 +104,7 @@ class SqlLogStore:
                 [row["check_id"] for row in rows],
             ).rows
             labels = {row["check_id"]: feedback_from_row(row) for row in found}
-        return [
-            (int(row["row_id"]), log_entry_from_row(row, labels.get(row["check_id"])))
-            for row in rows
-        ]
+        return [log_entry_from_row(row, labels.get(row["check_id"])) for row in rows]
 
     def add_feedback(
         self,

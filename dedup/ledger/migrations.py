@@ -189,7 +189,9 @@ def m007_attempt_tokens(d: Dialect) -> tuple[str, ...]:
 def m008_tenants(d: Dialect) -> tuple[str, ...]:
     """Every row belongs to a tenant (what was stored before is the default tenant's); API
     keys by hash, with a role; per-tenant limits. Tables keyed by scope are rebuilt keyed
-    by tenant and scope."""
+    by tenant and scope. Every tenant column defaults to the default tenant, so a replica
+    of the release before, still running during a rolling upgrade, writes rows that read
+    back as its own."""
     tenant = f"tenant TEXT NOT NULL DEFAULT '{DEFAULT_TENANT}'"
     return (
         f"ALTER TABLE calls ADD COLUMN {tenant}",
@@ -205,7 +207,7 @@ def m008_tenants(d: Dialect) -> tuple[str, ...]:
         f"ALTER TABLE excluded_matches ADD COLUMN {tenant}",
         *_rekeyed(
             "policies",
-            f"""tenant TEXT NOT NULL, tool TEXT NOT NULL, policy_json TEXT NOT NULL,
+            f"""{tenant}, tool TEXT NOT NULL, policy_json TEXT NOT NULL,
             updated_at {d.real} NOT NULL, PRIMARY KEY (tenant, tool)""",
             "tool, policy_json, updated_at",
         ),
@@ -215,7 +217,7 @@ def m008_tenants(d: Dialect) -> tuple[str, ...]:
             for statement in (
                 *_rekeyed(
                     table,
-                    f"""tenant TEXT NOT NULL, scope TEXT NOT NULL, key TEXT NOT NULL,
+                    f"""{tenant}, scope TEXT NOT NULL, key TEXT NOT NULL,
                     tool TEXT NOT NULL, intent_key TEXT NOT NULL, sent_hash TEXT NOT NULL,
                     created_at {d.real} NOT NULL, PRIMARY KEY (tenant, scope, key)""",
                     "scope, key, tool, intent_key, sent_hash, created_at",

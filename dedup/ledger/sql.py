@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -279,9 +279,9 @@ class SqlLedger(SqlLogStore):
 
     def _pending_holder(self, record: CallRecord) -> CallRecord | None:
         row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND (intent_key = ?"
-            " OR (tenant = ? AND scope = ? AND idempotency_key = ?)) LIMIT 1",
-            (record.intent_key, record.tenant, record.scope, record.idempotency_key),
+            f"SELECT {COLUMNS} FROM calls WHERE status = 'pending' AND tenant = ?"
+            " AND (intent_key = ? OR (scope = ? AND idempotency_key = ?)) LIMIT 1",
+            (record.tenant, record.intent_key, record.scope, record.idempotency_key),
         ).one()
         return None if row is None else record_from_row(row)
 
@@ -348,16 +348,34 @@ class SqlLedger(SqlLogStore):
         ).rows
         return [record_from_row(r) for r in rows]
 
-    def purge(self, before: float) -> int:
-        """Delete calls created before ``before``, and the keys and vectors only they used."""
-        removed = self._delete_batches("calls", "row_id", "created_at", before)
-        self._delete_batches("idempotency_keys", "tenant, scope, key", "created_at", before)
-        self._delete_batches("attempt_tokens", "tenant, scope, key", "created_at", before)
-        # A vector not needed by a call claimed since ``before`` serves no stored call.
+    def purge(self, before: float, longer: Mapping[str, float] | None = None) -> int:
+        """Delete calls created before ``before``, and the keys and vectors only they used;
+        a tenant in ``longer`` keeps its calls and keys until its own cut-off there."""
+        longer = dict(longer or {})
+        cutoffs: list[tuple[float, str, tuple[str, ...]]] = [(before, "", ())]
+        if longer:
+            marks = ",".join("?" * len(longer))
+            cutoffs[0] = (before, f" AND tenant NOT IN ({marks})", tuple(longer))
+            cutoffs += [(cut, " AND tenant = ?", (tenant,)) for tenant, cut in longer.items()]
+        removed = 0
+        for cut, only, params in cutoffs:
+            removed += self._delete_batches("calls", "row_id", "created_at", cut, only, params)
+            for table in ("idempotency_keys", "attempt_tokens"):
+                self._delete_batches(table, "tenant, scope, key", "created_at", cut, only, params)
+        # A vector not needed by a call claimed since ``before`` serves no stored call (and
+        # one a longer-kept call needs again is embedded again).
         self._delete_batches("embeddings", "model, text_hash", "used_at", before)
         return removed
 
-    def _delete_batches(self, table: str, key: str, column: str, before: float) -> int:
+    def _delete_batches(
+        self,
+        table: str,
+        key: str,
+        column: str,
+        before: float,
+        only: str = "",
+        params: tuple[str, ...] = (),
+    ) -> int:
         """Delete old rows a batch per short transaction: a large backlog never holds the
         write lock (or, on PostgreSQL, row locks other purgers wait on) for long."""
         removed = 0
@@ -365,8 +383,8 @@ class SqlLedger(SqlLogStore):
             with self.db.write():
                 count = self.db.execute(
                     f"DELETE FROM {table} WHERE ({key}) IN"
-                    f" (SELECT {key} FROM {table} WHERE {column} < ? LIMIT ?)",
-                    (before, _PURGE_BATCH),
+                    f" (SELECT {key} FROM {table} WHERE {column} < ?{only} LIMIT ?)",
+                    (before, *params, _PURGE_BATCH),
                 ).rowcount
             removed += max(0, count)
             if count < _PURGE_BATCH:

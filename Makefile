@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test lint bench bench-load clean
+.PHONY: install chromium run test lint bench bench-load screenshot clean
 
 $(STAMP): pyproject.toml client/pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -24,8 +24,15 @@ install: $(STAMP)
 run: install
 	$(BIN)/tooldedup serve $(ARGS)
 
+# The review page's tests drive Debian's Chromium: a package, never a browser download.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
+
 # Hypothesis keeps its caches outside the checkout.
-test: install
+test: install chromium
 	HYPOTHESIS_STORAGE_DIRECTORY=$${TMPDIR:-/tmp}/tooldedup-hypothesis $(BIN)/python -m pytest $(ARGS)
 
 lint: install
@@ -39,6 +46,11 @@ bench: install
 # The HTTP load benchmark with GPTCache beside it (about 40 minutes on 2 cores).
 bench-load: install
 	$(BIN)/python -m benchmarks.load $(ARGS)
+
+# The README's picture of the review page, taken by its browser test.
+screenshot: install chromium
+	TOOLDEDUP_SCREENSHOT=$(CURDIR)/docs/review-page.png $(BIN)/python -m pytest -q \
+		-p no:cacheprovider tests/test_ui.py -k label
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,4 +1,4 @@
-"""Routes of a tenant's keys and decision log: ``/v1/keys`` (admin) and ``/v1/log``."""
+"""Routes of a tenant's keys: ``/v1/keys`` (admin)."""
 
 from __future__ import annotations
 
@@ -6,11 +6,10 @@ import dataclasses
 import time
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query
-from starlette.concurrency import run_in_threadpool
+from fastapi import APIRouter, Depends
 
 from tooldedup.api.access import ADMINS, LOG_READERS, allow
-from tooldedup.api.schemas import ErrorBody, KeyCreate, KeyList, KeyOut, LogPage, NewKeyOut
+from tooldedup.api.schemas import ErrorBody, KeyCreate, KeyList, KeyOut, NewKeyOut
 from tooldedup.dedup.access import ApiKey, KeyRing, Principal, Role, make_key
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.ledger.keys import SqlKeyStore
@@ -60,7 +59,7 @@ def admin_router(
     ring: KeyRing,
     default_rate: tuple[float, int] | None = None,
 ) -> APIRouter:
-    """Keys and log routes, each inside the caller's tenant."""
+    """Key routes, each inside the caller's tenant."""
     router = APIRouter()
 
     @router.post("/v1/keys", response_model=NewKeyOut, status_code=201, responses=_ERRORS)
@@ -91,22 +90,5 @@ def admin_router(
         revoked = keys.revoke_key(key_id, time.time(), principal.tenant)
         ring.reload()
         return _key_out(revoked)
-
-    @router.get("/v1/log", response_model=LogPage, responses=_ERRORS)
-    async def decision_log(
-        principal: LogReader,
-        limit: Annotated[int, Query(ge=1, le=1000)] = 100,
-        before: Annotated[str | None, Query(min_length=1, max_length=64)] = None,
-        tool: Annotated[str | None, Query(min_length=1, max_length=256)] = None,
-        decision: Decision | None = None,
-    ) -> LogPage:
-        """The caller's tenant's decision log, newest first, with each entry's latest label."""
-        page = await run_in_threadpool(
-            service.log_page, principal.tenant, limit, before, tool, decision
-        )
-        entries = [dataclasses.asdict(entry) for entry in page]
-        # The cursor is a check id: a row number would tell how busy other tenants are.
-        next_before = page[-1].check_id if len(page) == limit else None
-        return LogPage(entries=entries, next_before=next_before)
 
     return router

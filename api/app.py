@@ -29,6 +29,7 @@ from tooldedup.api.errors import install_error_handlers
 from tooldedup.api.fairness import ScopeGate
 from tooldedup.api.metrics import Metrics
 from tooldedup.api.middleware import JsonBodyMiddleware
+from tooldedup.api.review_routes import PAGE_FILES, review_router
 from tooldedup.api.schemas import (
     CallOut,
     CheckRequest,
@@ -42,6 +43,7 @@ from tooldedup.api.schemas import (
     SessionCalls,
 )
 from tooldedup.api.settings import Settings
+from tooldedup.calibration.review import Reviewer
 from tooldedup.dedup.access import KeyRing, Principal
 from tooldedup.dedup.errors import Forbidden, InvalidInput, StoreBusy, StoreUnavailable
 from tooldedup.dedup.explain import explain_data
@@ -50,7 +52,6 @@ from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
-    CallRecord,
     CallStatus,
     Decision,
     FailureClass,
@@ -115,28 +116,6 @@ def _match_out(decision: Decision) -> MatchOut | None:
         failure_class=None if call.failure_class is None else call.failure_class.value,
         result=call.result,
         error=call.error,
-    )
-
-
-def _call_out(record: CallRecord) -> CallOut:
-    return CallOut(
-        call_id=record.call_id,
-        session_id=record.session_id,
-        scope=record.scope,
-        tool=record.tool,
-        args=record.sent_args,
-        status=record.status.value,
-        failure_class=None if record.failure_class is None else record.failure_class.value,
-        result=record.result,
-        error=record.error,
-        intent_key=record.intent_key,
-        idempotency_key=record.idempotency_key,
-        created_at=record.created_at,
-        lease_expires_at=record.lease_expires_at,
-        completed_at=record.completed_at,
-        attempt_of=record.attempt_of,
-        run_id=record.run_id,
-        step=record.step,
     )
 
 
@@ -256,7 +235,7 @@ def create_app(
             error=body.error,
             failure_class=None if body.failure_class is None else FailureClass(body.failure_class),
         )
-        return _call_out(service.complete(principal.tenant, call_id, outcome))
+        return CallOut.of(service.complete(principal.tenant, call_id, outcome))
 
     @app.post("/v1/feedback", response_model=FeedbackOut, status_code=201, responses=_ERRORS)
     def feedback(body: FeedbackRequest, principal: Agent) -> FeedbackOut:
@@ -269,7 +248,7 @@ def create_app(
     @app.get("/v1/calls/{call_id}", response_model=CallOut, responses=_ERRORS)
     def get_call(call_id: str, principal: CallReader) -> CallOut:
         """One call and its state."""
-        return _call_out(service.get(principal.tenant, call_id))
+        return CallOut.of(service.get(principal.tenant, call_id))
 
     @app.get("/v1/sessions/{session_id}/calls", response_model=SessionCalls, responses=_ERRORS)
     def session_calls(
@@ -280,7 +259,7 @@ def create_app(
     ) -> SessionCalls:
         """A session's calls, oldest first."""
         records = service.session_calls(principal.tenant, session_id, limit, offset)
-        return SessionCalls(session_id=session_id, calls=[_call_out(r) for r in records])
+        return SessionCalls(session_id=session_id, calls=[CallOut.of(r) for r in records])
 
     # ``:path`` lets a tool name hold "/" (as "%2F" or plain), as MCP tool names may.
     @app.get("/v1/tools/{tool:path}/policy", responses=_ERRORS)
@@ -320,13 +299,16 @@ def create_app(
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(admin_router(service, built.keys, ring, settings.default_rate))
+    reviewer = Reviewer(built.ledger, cached, service.policies_for, clock=clock)
+    app.include_router(review_router(reviewer))
     app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)
     # Added last, so it runs first: an unauthenticated caller learns nothing from the body.
     app.add_middleware(
         AccessMiddleware,
         ring=ring,
         limiter=RateLimiter(),
-        open_paths=frozenset({"/healthz"}),
+        # The page's files hold no data: every read and label it makes sends the key.
+        open_paths=frozenset({"/healthz", *PAGE_FILES}),
         default_rate=settings.default_rate,
     )
     return app

@@ -14,14 +14,18 @@ from pydantic import (
     field_validator,
 )
 
+from tooldedup.dedup.records import CallRecord
+
 __all__ = [
     "CallOut",
     "CheckRequest",
     "CheckResponse",
     "CompleteRequest",
+    "DecisionOut",
     "ErrorBody",
     "FeedbackOut",
     "FeedbackRequest",
+    "FieldOut",
     "KeyCreate",
     "KeyList",
     "KeyOut",
@@ -30,6 +34,8 @@ __all__ = [
     "NewKeyOut",
     "PolicyBody",
     "SessionCalls",
+    "SummaryOut",
+    "ToolCountOut",
 ]
 
 # Names are trimmed: " s1" and "s1" are one session.
@@ -132,6 +138,29 @@ class CallOut(BaseModel):
     run_id: str | None
     step: str | None
 
+    @classmethod
+    def of(cls, record: CallRecord) -> CallOut:
+        """The HTTP form of a stored call."""
+        return cls(
+            call_id=record.call_id,
+            session_id=record.session_id,
+            scope=record.scope,
+            tool=record.tool,
+            args=record.sent_args,
+            status=record.status.value,
+            failure_class=None if record.failure_class is None else record.failure_class.value,
+            result=record.result,
+            error=record.error,
+            intent_key=record.intent_key,
+            idempotency_key=record.idempotency_key,
+            created_at=record.created_at,
+            lease_expires_at=record.lease_expires_at,
+            completed_at=record.completed_at,
+            attempt_of=record.attempt_of,
+            run_id=record.run_id,
+            step=record.step,
+        )
+
 
 class SessionCalls(BaseModel):
     """A page of a session's calls."""
@@ -233,6 +262,52 @@ class LogPage(BaseModel):
 
     entries: list[dict[str, Any]]
     next_before: str | None
+
+
+class FieldOut(BaseModel):
+    """One field of two compared calls."""
+
+    path: str
+    compared: Literal["exact", "meaning"]
+    proposed: str | None
+    matched: str | None
+    same: bool
+    cosine: float | None
+
+
+class DecisionOut(BaseModel):
+    """A logged decision beside the call it was compared with."""
+
+    entry: dict[str, Any]
+    claimed: CallOut | None
+    compared_with: CallOut | None
+    relation: Literal["match", "closest"] | None
+    fields: list[FieldOut]
+
+
+class ToolCountOut(BaseModel):
+    """One tool's traffic and labels."""
+
+    tool: str
+    checks: int
+    duplicates: int
+    labels: int
+    labels_to_go: int
+
+
+class SummaryOut(BaseModel):
+    """A tenant's traffic and labels at a glance."""
+
+    since: float
+    checks: int
+    bucket_seconds: int
+    series: list[tuple[float, str, str, int]]
+    tools: list[ToolCountOut]
+    latency_ms: dict[str, float]
+    scores: list[tuple[float, str]]
+    min_cosine_duplicate: float
+    min_cosine_borderline: float
+    target_precision: float
 
 
 class ErrorDetail(BaseModel):

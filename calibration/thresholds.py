@@ -8,7 +8,15 @@ from dataclasses import dataclass
 from tooldedup.calibration.intervals import clopper_pearson_lower, labels_needed
 from tooldedup.calibration.samples import Sample
 
-__all__ = ["Calibration", "OperatingPoint", "choose_thresholds", "evaluate", "sweep"]
+__all__ = [
+    "Calibration",
+    "OperatingPoint",
+    "choose_thresholds",
+    "evaluate",
+    "labels_to_go",
+    "matched_duplicates",
+    "sweep",
+]
 
 # Above every cosine: the semantic stage never decides, only exact and fuzzy do.
 SEMANTIC_OFF = 1.000001
@@ -47,6 +55,18 @@ class Calibration:
     min_cosine_duplicate: float | None
     min_cosine_borderline: float | None
     message: str
+
+
+def matched_duplicates(samples: Sequence[Sample]) -> int:
+    """Labelled duplicates some stage scored: the evidence a precision bound rests on."""
+    return sum(s.duplicate and (s.fixed is not None or s.cosine is not None) for s in samples)
+
+
+def labels_to_go(samples: Sequence[Sample], target: float, confidence: float = 0.95) -> int:
+    """How many more labelled duplicates a tool needs before its precision can be shown:
+    the "label ~N more" that ``tooldedup calibrate`` prints (0: enough). Counting only, no
+    interval maths, so the server shows it too."""
+    return max(labels_needed(target, confidence) - matched_duplicates(samples), 0)
 
 
 def evaluate(
@@ -182,11 +202,11 @@ def choose_thresholds(
         if base.fp:
             why = f"exact and fuzzy matches alone already include {base.fp} false duplicates"
         else:
-            scored = sum(s.duplicate and s.cosine is not None for s in samples)
-            more = max(needed - base.tp - scored, 1)
+            has = matched_duplicates(samples)
+            more = max(needed - has, 1)
             why = (
                 f"too few labels: precision >= {target} at {confidence:.0%} confidence needs "
-                f">= {needed} matched duplicates; has {base.tp + scored}, label ~{more} more"
+                f">= {needed} matched duplicates; has {has}, label ~{more} more"
             )
         return Calibration(scope, len(samples), duplicates, False, None, None, None, why)
     best = semantic[-1]

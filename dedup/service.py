@@ -504,17 +504,6 @@ class DedupService:
             tenant, check_id, label, note, source, self._clock(), key_id
         )
 
-    def log_page(
-        self,
-        tenant: str,
-        limit: int,
-        before: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-    ) -> list[LogEntry]:
-        """``tenant``'s newest decision log entries, older than the check ``before``."""
-        return self._ledger.log_page(tenant, limit, before, tool, decision)
-
     def maintain(self) -> None:
         """Storage housekeeping that must not run inside a request."""
         self._ledger.checkpoint()

@@ -129,6 +129,9 @@ def test_readme_session_on_the_lean_install(venv: Path, tmp_path: Path) -> None:
             client, "/v1/check", {"session_id": "s1", "tool": "send_email", "args": other}
         )
         assert carol["decision"] == "proceed"
+        # The review page's files are in the wheel.
+        for path in ("/ui", "/ui/app.js", "/ui/app.css", "/ui/icon.svg"):
+            assert client.get(path).status_code == 200
     # Nothing was downloaded or written but the database.
     assert sorted(p.name for p in home.rglob("*")) == []
     # The database, its write-ahead log and the lock file processes sharing it wait on.

@@ -17,6 +17,7 @@ __all__ = [
     "KeyKind",
     "Ledger",
     "LogEntry",
+    "LogQuery",
     "Lookup",
 ]
 
@@ -81,6 +82,24 @@ class Feedback:
     ts: float
     excluded_call_id: str | None = None
     key_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """Which of one tenant's log entries to read, newest first; None filters nothing."""
+
+    tenant: str
+    limit: int = 100
+    before: str | None = None  # a check id: entries older than it
+    tool: str | None = None
+    decision: str | None = None
+    stage: str | None = None  # "none" for entries nothing matched
+    min_score: float | None = None
+    max_score: float | None = None
+    since: float | None = None
+    until: float | None = None
+    borderline: bool | None = None
+    labelled: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,15 +209,12 @@ class Ledger(Protocol):
         """Every decision log entry (of one tenant, if named), oldest first."""
         ...
 
-    def log_page(
-        self,
-        tenant: str,
-        limit: int,
-        before: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-    ) -> list[LogEntry]:
-        """``tenant``'s newest log entries older than the check ``before``."""
+    def log_page(self, query: LogQuery) -> list[LogEntry]:
+        """The log entries ``query`` asks for, newest first, each with its latest label."""
+        ...
+
+    def log_entry(self, tenant: str, check_id: str) -> LogEntry | None:
+        """One of ``tenant``'s log entries, with its latest label."""
         ...
 
     def add_feedback(

@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.errors import NotFound
-from tooldedup.dedup.ledger.base import Feedback, LogEntry
-from tooldedup.dedup.ledger.database import Database
+from tooldedup.dedup.ledger.base import Feedback, LogEntry, LogQuery
+from tooldedup.dedup.ledger.database import Database, Row
 from tooldedup.dedup.ledger.rows import feedback_from_row, log_entry_from_row
 from tooldedup.dedup.records import Scope
 
@@ -71,31 +71,49 @@ class SqlLogStore:
                 return
             after = rows[-1]["row_id"]
 
-    def log_page(
-        self,
-        tenant: str,
-        limit: int,
-        before: str | None = None,
-        tool: str | None = None,
-        decision: str | None = None,
-    ) -> list[LogEntry]:
-        """``tenant``'s newest log entries, after (older than) the check ``before``, each
-        with its latest label. An unknown or another tenant's ``before`` gives none."""
-        where = ["tenant = ?"]
-        params: list[object] = [tenant]
-        if before is not None:
-            where.append(
-                "row_id < (SELECT row_id FROM decisions WHERE check_id = ? AND tenant = ?)"
-            )
-            params += [before, tenant]
-        for column, value in (("tool =", tool), ("decision =", decision)):
-            if value is not None:
-                where.append(f"{column} ?")
-                params.append(value)
+    def log_page(self, query: LogQuery) -> list[LogEntry]:
+        """The log entries ``query`` asks for, newest first, each with its latest label.
+
+        Every filter is a column of an index that starts with the tenant, so a page costs
+        about its own size whatever the log holds. An unknown or another tenant's
+        ``before`` gives no entries.
+        """
+        where, params = _filters(query)
         rows = self.db.execute(
             f"SELECT * FROM decisions WHERE {' AND '.join(where)} ORDER BY row_id DESC LIMIT ?",
-            (*params, limit),
+            (*params, query.limit),
         ).rows
+        return self._with_labels(rows)
+
+    def log_entry(self, tenant: str, check_id: str) -> LogEntry | None:
+        """One of ``tenant``'s log entries, with its latest label."""
+        rows = self.db.execute(
+            "SELECT * FROM decisions WHERE check_id = ? AND tenant = ?", (check_id, tenant)
+        ).rows
+        found = self._with_labels(rows)
+        return found[0] if found else None
+
+    def log_since(self, tenant: str, since: float, limit: int) -> list[Row]:
+        """Up to ``limit`` of ``tenant``'s newest entries since ``since``: the columns a
+        summary counts (decision, stage, tool, score, latency, time, label)."""
+        return self.db.execute(
+            "SELECT d.ts, d.tool, d.decision, d.stage, d.score, d.latency_ms, d.borderline,"
+            " (SELECT f.label FROM feedback f WHERE f.check_id = d.check_id"
+            "  ORDER BY f.row_id DESC LIMIT 1) AS label"
+            " FROM decisions d WHERE d.tenant = ? AND d.ts >= ? ORDER BY d.ts DESC LIMIT ?",
+            (tenant, since, limit),
+        ).rows
+
+    def labelled(self, tenant: str, limit: int) -> list[LogEntry]:
+        """``tenant``'s newest labelled log entries: what calibration learns from."""
+        rows = self.db.execute(
+            "SELECT * FROM decisions WHERE tenant = ? AND check_id IN"
+            " (SELECT check_id FROM feedback) ORDER BY row_id DESC LIMIT ?",
+            (tenant, limit),
+        ).rows
+        return self._with_labels(rows)
+
+    def _with_labels(self, rows: list[Row]) -> list[LogEntry]:
         labels: dict[str, Feedback] = {}
         if rows:
             marks = ",".join("?" * len(rows))
@@ -162,3 +180,56 @@ class SqlLogStore:
             )
             removed = self.db.execute("DELETE FROM decisions WHERE ts < ?", (before,)).rowcount
         return removed
+
+
+def _filters(query: LogQuery) -> tuple[list[str], list[object]]:
+    """WHERE clauses an index serves: each filter is a column of an index that starts with
+    the tenant, and times become row-id bounds (rows are appended in time order), so a
+    page never walks the part of the log its filters rule out."""
+    where = ["tenant = ?"]
+    params: list[object] = [query.tenant]
+    if query.before is not None:
+        where.append("row_id < (SELECT row_id FROM decisions WHERE check_id = ? AND tenant = ?)")
+        params += [query.before, query.tenant]
+    if query.since is not None:
+        where += [
+            "row_id >= COALESCE((SELECT row_id FROM decisions WHERE tenant = ? AND ts >= ?"
+            " ORDER BY ts, row_id LIMIT 1), 9223372036854775807)",
+            "ts >= ?",
+        ]
+        params += [query.tenant, query.since, query.since]
+    if query.until is not None:
+        where += [
+            "row_id <= COALESCE((SELECT row_id FROM decisions WHERE tenant = ? AND ts < ?"
+            " ORDER BY ts DESC, row_id DESC LIMIT 1), 0)",
+            "ts < ?",
+        ]
+        params += [query.tenant, query.until, query.until]
+    if query.stage == "none":
+        where.append("stage IS NULL")
+    elif query.stage is not None:
+        where.append("stage = ?")
+        params.append(query.stage)
+    for clause, value in (
+        ("tool = ?", query.tool),
+        ("decision = ?", query.decision),
+        ("score >= ?", query.min_score),
+        ("score <= ?", query.max_score),
+    ):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    if query.borderline is not None:
+        # A literal, not a parameter: only then may the partial index on borderline rows
+        # serve the query.
+        where.append("borderline = 1" if query.borderline else "borderline = 0")
+    if query.labelled:
+        # Labels are few: start from them rather than test every entry for one.
+        where.append(
+            "row_id IN (SELECT d.row_id FROM feedback f JOIN decisions d"
+            " ON d.check_id = f.check_id WHERE d.tenant = ?)"
+        )
+        params.append(query.tenant)
+    elif query.labelled is False:
+        where.append("NOT EXISTS (SELECT 1 FROM feedback f WHERE f.check_id = decisions.check_id)")
+    return where, params

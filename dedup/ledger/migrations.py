@@ -245,6 +245,19 @@ def m008_tenants(d: Dialect) -> tuple[str, ...]:
     )
 
 
+@migration
+def m009_log_review(d: Dialect) -> tuple[str, ...]:
+    """Indexes that page one tenant's log by tool, decision, stage or time, and find its
+    borderline checks, without walking the rest of the log."""
+    return (
+        "CREATE INDEX decisions_tool ON decisions (tenant, tool, row_id)",
+        "CREATE INDEX decisions_kind ON decisions (tenant, decision, row_id)",
+        "CREATE INDEX decisions_stage ON decisions (tenant, stage, row_id)",
+        "CREATE INDEX decisions_ts ON decisions (tenant, ts)",
+        "CREATE INDEX decisions_borderline ON decisions (tenant, row_id) WHERE borderline = 1",
+    )
+
+
 def _rekeyed(table: str, columns: str, copied: str, suffix: str = "") -> tuple[str, ...]:
     """Rebuild ``table`` with ``columns``, its rows moved into the default tenant (neither
     database can change a primary key in place)."""

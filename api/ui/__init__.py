@@ -1,0 +1,1 @@
+"""The review page's files, served at /ui."""

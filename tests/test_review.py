@@ -1,0 +1,206 @@
+"""The review page's reads through HTTP, on both ledgers: filters, one decision in detail,
+the summary, and the page's own files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import EMAIL
+from tooldedup.api.app import create_app
+from tooldedup.api.cli import main
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.protocols import Embedder
+
+REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def settings(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
+    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+
+
+def _key(settings: Settings, capsys: pytest.CaptureFixture[str], tenant: str, role: str) -> str:
+    db = settings.postgres_url or str(settings.db_path)
+    capsys.readouterr()
+    assert main(["keys", "create", "--tenant", tenant, "--role", role, "--db", db]) == 0
+    return capsys.readouterr().out.strip()
+
+
+@pytest.fixture
+def keys(settings: Settings, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+    return {
+        name: _key(settings, capsys, tenant, role)
+        for name, tenant, role in (
+            ("agent", "acme", "agent"),
+            ("reader", "acme", "reader"),
+            ("other", "beta", "reader"),
+        )
+    }
+
+
+@pytest.fixture
+def client(settings: Settings, embedder: Embedder, keys: dict[str, str]) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, embedder=embedder)) as client:
+        yield client
+
+
+def _as(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+@pytest.fixture
+def traffic(client: TestClient, keys: dict[str, str]) -> dict[str, dict[str, Any]]:
+    def check(args: dict[str, Any], tool: str = "send_email") -> dict[str, Any]:
+        body = {"session_id": "s1", "tool": tool, "args": args}
+        answer = client.post("/v1/check", json=body, headers=_as(keys["agent"]))
+        assert answer.status_code == 200, answer.text
+        data: dict[str, Any] = answer.json()
+        return data
+
+    first = check(EMAIL)
+    done = {"status": "succeeded", "result": {"message_id": "m-42"}}
+    client.post(f"/v1/calls/{first['call_id']}/complete", json=done, headers=_as(keys["agent"]))
+    return {
+        "first": first,
+        "exact": check({**EMAIL, "request_id": "r-2"}),
+        "semantic": check({**EMAIL, "body": REWORDED}),
+        "other": check({**EMAIL, "to": "carol@example.com"}),
+        "ticket": check({"title": "VPN down", "queue": "IT"}, tool="create_ticket"),
+    }
+
+
+def _log(client: TestClient, key: str, **params: Any) -> list[str]:
+    answer = client.get("/v1/log", params=params, headers=_as(key))
+    assert answer.status_code == 200, answer.text
+    return [e["check_id"] for e in answer.json()["entries"]]
+
+
+def test_the_log_filters(
+    client: TestClient, keys: dict[str, str], traffic: dict[str, dict[str, Any]]
+) -> None:
+    ids = {name: answer["check_id"] for name, answer in traffic.items()}
+    reader = keys["reader"]
+    assert _log(client, reader) == [
+        ids[n] for n in ("ticket", "other", "semantic", "exact", "first")
+    ]
+    assert _log(client, reader, stage="semantic") == [ids["semantic"]]
+    assert _log(client, reader, stage="exact") == [ids["exact"]]
+    assert _log(client, reader, stage="none", tool="send_email") == [ids["other"], ids["first"]]
+    assert _log(client, reader, decision="duplicate") == [ids["semantic"], ids["exact"]]
+    assert _log(client, reader, tool="create_ticket") == [ids["ticket"]]
+    assert _log(client, reader, min_score=0.85, max_score=0.95) == [ids["semantic"]]
+    assert _log(client, reader, borderline=True) == [ids["semantic"]]
+    hour = timedelta(hours=1)
+    now = datetime.now(UTC)
+    assert len(_log(client, reader, since=(now - hour).isoformat())) == 5
+    assert _log(client, reader, until=(now - hour).isoformat()) == []
+    label = {"check_id": ids["semantic"], "label": "duplicate"}
+    assert client.post("/v1/feedback", json=label, headers=_as(keys["agent"])).status_code == 201
+    assert _log(client, reader, labelled=True) == [ids["semantic"]]
+    assert ids["semantic"] not in _log(client, reader, labelled=False)
+    # Another tenant's reader sees none of it, with any filter.
+    assert _log(client, keys["other"]) == []
+    assert _log(client, keys["other"], stage="semantic") == []
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"stage": "bogus"},
+        {"min_score": "2"},
+        {"since": "yesterday"},
+        {"limit": "0"},
+        {"borderline": "perhaps"},
+        {"tool": ""},
+    ],
+)
+def test_a_filter_that_makes_no_sense_is_a_422(
+    client: TestClient, keys: dict[str, str], params: dict[str, str]
+) -> None:
+    answer = client.get("/v1/log", params=params, headers=_as(keys["reader"]))
+    assert answer.status_code == 422
+    assert answer.json()["error"]["code"] == "invalid_request"
+
+
+def test_one_decision_beside_its_match(
+    client: TestClient, keys: dict[str, str], traffic: dict[str, dict[str, Any]]
+) -> None:
+    semantic = traffic["semantic"]
+    view = client.get(f"/v1/log/{semantic['check_id']}", headers=_as(keys["reader"])).json()
+    assert view["relation"] == "match"
+    assert view["compared_with"]["call_id"] == traffic["first"]["call_id"]
+    assert view["compared_with"]["result"] == {"message_id": "m-42"}
+    fields = {f["path"]: f for f in view["fields"]}
+    assert fields["to"]["compared"] == "exact"
+    assert fields["to"]["same"] is True
+    assert fields["body"]["compared"] == "meaning"
+    assert fields["body"]["same"] is False
+    assert fields["body"]["cosine"] == pytest.approx(semantic["match"]["score"], abs=1e-4)
+    # Nothing matched: the closest call of the tool, with the field that set it apart.
+    other = client.get(f"/v1/log/{traffic['other']['check_id']}", headers=_as(keys["reader"]))
+    closest = other.json()
+    assert closest["relation"] == "closest"
+    assert [f["path"] for f in closest["fields"] if not f["same"]] == ["to"]
+    # Another tenant's check answers as an unknown one; an agent may not read the log.
+    for key in (keys["other"],):
+        theirs = client.get(f"/v1/log/{semantic['check_id']}", headers=_as(key))
+        assert theirs.status_code == 404
+    assert client.get("/v1/log/chk_unknown", headers=_as(keys["reader"])).status_code == 404
+    denied = client.get(f"/v1/log/{semantic['check_id']}", headers=_as(keys["agent"]))
+    assert denied.status_code == 403
+
+
+def test_the_summary(
+    client: TestClient, keys: dict[str, str], traffic: dict[str, dict[str, Any]]
+) -> None:
+    label = {"check_id": traffic["semantic"]["check_id"], "label": "duplicate"}
+    client.post("/v1/feedback", json=label, headers=_as(keys["agent"]))
+    summary = client.get("/v1/review/summary", headers=_as(keys["reader"])).json()
+    assert summary["checks"] == 5
+    by_stage: dict[tuple[str, str], int] = {}
+    for _, decision, stage, count in summary["series"]:
+        by_stage[(decision, stage)] = by_stage.get((decision, stage), 0) + count
+    assert by_stage == {
+        ("proceed", "none"): 3,
+        ("duplicate", "exact"): 1,
+        ("duplicate", "semantic"): 1,
+    }
+    tools = {t["tool"]: t for t in summary["tools"]}
+    assert (tools["send_email"]["checks"], tools["send_email"]["duplicates"]) == (4, 2)
+    # One labelled duplicate of the 299 that precision 0.99 at 95 % needs.
+    assert (tools["send_email"]["labels"], tools["send_email"]["labels_to_go"]) == (1, 298)
+    assert summary["scores"] == [
+        [pytest.approx(traffic["semantic"]["match"]["score"]), "duplicate"]
+    ]
+    assert (summary["min_cosine_duplicate"], summary["min_cosine_borderline"]) == (0.9, 0.85)
+    assert set(summary["latency_ms"]) == {"p50", "p90", "p99"}
+    other = client.get("/v1/review/summary", headers=_as(keys["other"])).json()
+    assert other["checks"] == 0
+
+
+def test_the_page_is_served_with_a_strict_policy(client: TestClient) -> None:
+    for path, media in (
+        ("/ui", "text/html"),
+        ("/ui/app.js", "text/javascript"),
+        ("/ui/app.css", "text/css"),
+    ):
+        answer = client.get(path)  # no key: the files hold no data
+        assert answer.status_code == 200
+        assert answer.headers["content-type"].startswith(media)
+        policy = answer.headers["content-security-policy"]
+        assert "script-src 'self'" in policy
+        assert "default-src 'none'" in policy
+        assert "unsafe" not in policy
+    page = client.get("/ui").text
+    assert "<script>" not in page  # no inline script
+    assert " style=" not in page  # no inline style
+    assert "innerHTML" not in client.get("/ui/app.js").text

@@ -85,6 +85,24 @@ class RateLimiter:
             )
 
 
+# What a browser on this machine calls the service (and Starlette's in-process client).
+_LOCAL_HOSTS = frozenset({"localhost", "127.0.0.1", "[::1]", "testserver"})
+
+
+def _names_this_host(scope: Scope) -> bool:
+    """Whether the Host header names this machine: a page another site serves, whose name
+    a rebinding DNS answer points at 127.0.0.1, sends its own name and is refused."""
+    for name, value in scope.get("headers", []):
+        if name == b"host":
+            host = value.decode("latin-1").lower()
+            if not host.startswith("["):
+                host = host.rsplit(":", 1)[0]
+            else:
+                host = host.split("]", 1)[0] + "]"
+            return host in _LOCAL_HOSTS
+    return True  # HTTP/1.0 with no Host: not a browser
+
+
 def _bearer(scope: Scope) -> str | None:
     for name, value in scope.get("headers", []):
         if name == b"authorization":
@@ -120,7 +138,7 @@ class AccessMiddleware:
             await self.app(scope, receive, send)
             return
         token = _bearer(scope)
-        local = is_local_client(scope.get("client"))
+        local = is_local_client(scope.get("client")) and _names_this_host(scope)
         try:
             if self._ring.needs_store():
                 principal = await run_in_threadpool(self._ring.authenticate, token, loopback=local)

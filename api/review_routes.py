@@ -4,17 +4,19 @@
 from __future__ import annotations
 
 import dataclasses
-from datetime import datetime
+from datetime import UTC, datetime
 from importlib import resources
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Response
+from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
 from tooldedup.api.access import LOG_READERS, allow
 from tooldedup.api.schemas import CallOut, DecisionOut, ErrorBody, LogPage, SummaryOut
 from tooldedup.calibration.review import Reviewer
 from tooldedup.dedup.access import Principal
+from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.ledger.base import LogQuery
 
 __all__ = ["PAGE_FILES", "UI_SECURITY_HEADERS", "review_router"]
@@ -31,6 +33,7 @@ When = Annotated[datetime | None, Query()]
 # The page's files: no build step, nothing inline, nothing from another origin.
 PAGE_FILES = {
     "/ui": ("index.html", "text/html; charset=utf-8"),
+    "/ui/": ("", ""),  # a redirect to /ui
     "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/ui/app.css": ("app.css", "text/css; charset=utf-8"),
     "/ui/icon.svg": ("icon.svg", "image/svg+xml"),
@@ -47,8 +50,16 @@ UI_SECURITY_HEADERS = {
 }
 
 
-def _seconds(value: datetime | None) -> float | None:
-    return None if value is None else value.timestamp()
+def _seconds(value: datetime | None, name: str) -> float | None:
+    """Seconds since 1970 of a query time; a time with no zone is UTC, as the page shows."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    try:
+        return value.timestamp()
+    except (OverflowError, ValueError):
+        raise InvalidInput(f"{name} is out of range") from None
 
 
 def review_router(reviewer: Reviewer) -> APIRouter:
@@ -84,8 +95,8 @@ def review_router(reviewer: Reviewer) -> APIRouter:
             stage,
             min_score,
             max_score,
-            _seconds(since),
-            _seconds(until),
+            _seconds(since, "since"),
+            _seconds(until, "until"),
             borderline,
             labelled,
         )
@@ -117,7 +128,13 @@ def review_router(reviewer: Reviewer) -> APIRouter:
         found = await run_in_threadpool(reviewer.summary, principal.tenant, hours)
         return SummaryOut(**dataclasses.asdict(found))
 
+    @router.get("/ui/", include_in_schema=False)
+    async def page_with_slash() -> RedirectResponse:
+        return RedirectResponse("/ui", status_code=308)
+
     for path, (name, media) in PAGE_FILES.items():
+        if not name:
+            continue
         body = resources.files("tooldedup.api.ui").joinpath(name).read_bytes()
         router.add_api_route(path, _static(body, media), include_in_schema=False)
     return router

@@ -293,6 +293,7 @@ class ToolCountOut(BaseModel):
     duplicates: int
     labels: int
     labels_to_go: int
+    note: str | None
 
 
 class SummaryOut(BaseModel):
@@ -305,6 +306,7 @@ class SummaryOut(BaseModel):
     tools: list[ToolCountOut]
     latency_ms: dict[str, float]
     scores: list[tuple[float, str]]
+    latency_sample: int
     min_cosine_duplicate: float
     min_cosine_borderline: float
     target_precision: float

@@ -3,7 +3,7 @@ field, and a tenant's traffic and labels at a glance."""
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import math
 import time
 from collections import Counter, defaultdict
@@ -34,7 +34,7 @@ __all__ = [
 TARGET_PRECISION = 0.99
 CONFIDENCE = 0.95
 _MAX_COMPARED_TEXTS = 64
-_SUMMARY_ROWS = 200_000
+_LATENCY_ROWS = 50_000
 _LABELLED_ROWS = 100_000
 
 
@@ -53,12 +53,16 @@ class LogReader(Protocol):
         """One call."""
         ...
 
-    def log_since(self, tenant: str, since: float, limit: int) -> list[Row]:
-        """The newest entries since a time, as summary rows."""
+    def traffic(self, tenant: str, since: float, bucket_seconds: int) -> list[Row]:
+        """Checks counted per bucket, decision, stage and tool."""
         ...
 
-    def labelled(self, tenant: str, limit: int) -> list[LogEntry]:
-        """The newest labelled entries."""
+    def latencies(self, tenant: str, since: float, limit: int) -> list[float]:
+        """The latency of the newest checks."""
+        ...
+
+    def labelled(self, tenant: str, limit: int) -> list[Row]:
+        """The newest labelled checks with their latest label."""
         ...
 
 
@@ -89,13 +93,18 @@ class DecisionView:
 
 @dataclass(frozen=True, slots=True)
 class ToolCount:
-    """One tool's checks, duplicates, labels, and the labels calibration still needs."""
+    """One tool's checks, duplicates, labels, and the labels calibration still needs.
+
+    ``labels_to_go`` is the count ``tooldedup calibrate`` asks for when too few labels are
+    its only problem; ``note`` says when labels alone will not do.
+    """
 
     tool: str
     checks: int
     duplicates: int
     labels: int
     labels_to_go: int
+    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +118,10 @@ class Summary:
     series: tuple[tuple[float, str, str, int], ...]
     tools: tuple[ToolCount, ...]
     latency_ms: dict[str, float]
-    # (score, label) of labelled checks the semantic stage scored
+    # (score, label) of labelled checks in the window the semantic stage scored
     scores: tuple[tuple[float, str], ...]
+    # The latency percentiles are of the newest this many checks of the window.
+    latency_sample: int
     min_cosine_duplicate: float
     min_cosine_borderline: float
     target_precision: float = TARGET_PRECISION
@@ -181,56 +192,65 @@ class Reviewer:
     def summary(self, tenant: str, hours: float) -> Summary:
         """Checks per decision and stage over time, per tool, latency, labelled scores."""
         since = self._clock() - hours * 3600.0
-        rows = self._ledger.log_since(tenant, since, _SUMMARY_ROWS)
         bucket = 3600 if hours > 6 else 300
         series: Counter[tuple[float, str, str]] = Counter()
         checks: Counter[str] = Counter()
         duplicates: Counter[str] = Counter()
-        latencies: list[float] = []
-        scores: list[tuple[float, str]] = []
-        for row in rows:
-            start = math.floor(float(row["ts"]) / bucket) * bucket
-            series[(float(start), str(row["decision"]), str(row["stage"] or "none"))] += 1
-            checks[row["tool"]] += 1
-            duplicates[row["tool"]] += row["decision"] == "duplicate"
-            latencies.append(float(row["latency_ms"]))
-            if row["label"] is not None and row["score"] is not None and row["stage"] != "exact":
-                scores.append((round(float(row["score"]), 6), str(row["label"])))
+        for row in self._ledger.traffic(tenant, since, bucket):
+            count = int(row["n"])
+            key = (float(row["bucket"]), str(row["decision"]), str(row["stage"] or "none"))
+            series[key] += count
+            checks[row["tool"]] += count
+            duplicates[row["tool"]] += count if row["decision"] == "duplicate" else 0
+        latencies = self._ledger.latencies(tenant, since, _LATENCY_ROWS)
         labelled = self._ledger.labelled(tenant, _LABELLED_ROWS)
-        by_tool: dict[str, list[LogEntry]] = defaultdict(list)
-        for entry in labelled:
-            by_tool[entry.tool].append(entry)
-        tools = sorted(checks.keys() | by_tool.keys())
+        scores = tuple(
+            (round(float(row["score"]), 6), str(row["label"]))
+            for row in labelled
+            if float(row["ts"]) >= since and row["score"] is not None and row["stage"] != "exact"
+        )
+        by_tool: dict[str, list[Row]] = defaultdict(list)
+        for row in labelled:
+            by_tool[row["tool"]].append(row)
         defaults = self._policies_for(tenant).defaults
         return Summary(
             since=since,
-            checks=len(rows),
+            checks=sum(checks.values()),
             bucket_seconds=bucket,
             series=tuple(sorted((t, d, s, n) for (t, d, s), n in series.items())),
             tools=tuple(
-                ToolCount(
-                    tool,
-                    checks[tool],
-                    duplicates[tool],
-                    len(by_tool[tool]),
-                    _to_go(by_tool[tool]),
-                )
-                for tool in tools
+                _tool_count(tool, checks[tool], duplicates[tool], by_tool[tool])
+                for tool in sorted(checks.keys() | by_tool.keys())
             ),
             latency_ms=_percentiles(latencies),
-            scores=tuple(scores),
+            scores=scores,
+            latency_sample=len(latencies),
             min_cosine_duplicate=defaults.min_cosine_duplicate,
             min_cosine_borderline=defaults.min_cosine_borderline,
         )
 
 
-def _to_go(entries: Sequence[LogEntry]) -> int:
+def _tool_count(tool: str, checks: int, duplicates: int, labelled: Sequence[Row]) -> ToolCount:
     samples = [
-        sample_from_entry(dataclasses.asdict(e), e.feedback.label == "duplicate", "log")
-        for e in entries
-        if e.feedback is not None and isinstance(e.explain, dict)
+        sample_from_entry(
+            {
+                "check_id": row["check_id"],
+                "tool": row["tool"],
+                "stage": row["stage"],
+                "explain": json.loads(row["explain_json"]),
+            },
+            row["label"] == "duplicate",
+            "log",
+        )
+        for row in labelled
     ]
-    return labels_to_go(samples, TARGET_PRECISION, CONFIDENCE)
+    false_fixed = sum(s.fixed is not None and not s.duplicate for s in samples)
+    note = None
+    if false_fixed:
+        # What calibrate says then: more labels will not make these thresholds hold.
+        note = f"exact and fuzzy matches alone already include {false_fixed} false duplicates"
+    to_go = labels_to_go(samples, TARGET_PRECISION, CONFIDENCE)
+    return ToolCount(tool, checks, duplicates, len(samples), to_go, note)
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

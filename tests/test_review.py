@@ -3,6 +3,7 @@ the summary, and the page's own files."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from tests.helpers import EMAIL
 from tooldedup.api.app import create_app
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
+from tooldedup.dedup.ledger.base import LogEntry
 from tooldedup.dedup.protocols import Embedder
 
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
@@ -204,3 +206,79 @@ def test_the_page_is_served_with_a_strict_policy(client: TestClient) -> None:
     assert "<script>" not in page  # no inline script
     assert " style=" not in page  # no inline style
     assert "innerHTML" not in client.get("/ui/app.js").text
+
+
+@pytest.mark.parametrize("when", ["0001-01-01", "0001-01-01T00:00:00", "9999-12-31T23:59:59"])
+def test_a_time_at_the_ends_of_the_calendar_is_a_422_or_an_empty_page(
+    client: TestClient, keys: dict[str, str], when: str
+) -> None:
+    for name in ("since", "until"):
+        answer = client.get("/v1/log", params={name: when}, headers=_as(keys["reader"]))
+        assert answer.status_code in (200, 422), answer.text
+        assert answer.status_code == 200 or answer.json()["error"]["code"] == "invalid_input"
+
+
+def test_time_filters_keep_a_slow_check_and_those_that_finished_while_it_ran(
+    settings: Settings, embedder: Embedder, keys: dict[str, str]
+) -> None:
+    """Rows are logged in the order checks finished; times are when they arrived."""
+    app = create_app(settings, embedder=embedder)
+    with TestClient(app) as client:
+        ledger = app.state.service._ledger
+        # Recent times: the log's retention purges old entries.
+        t = time.time() - 1000.0
+        arrived = {"f0": t - 1, "f1": t + 1, "f2": t + 2, "slow": t, "f3": t + 3}
+        for name, ts in arrived.items():  # logged in this order: "slow" finished after f2
+            ledger.append_log(_entry(name, ts))
+        since = client.get("/v1/log", params={"since": _iso(t - 0.5)}, headers=_as(keys["reader"]))
+        assert [e["check_id"] for e in since.json()["entries"]] == ["f3", "f2", "f1", "slow"]
+        until = client.get("/v1/log", params={"until": _iso(t + 2.5)}, headers=_as(keys["reader"]))
+        assert [e["check_id"] for e in until.json()["entries"]] == ["f2", "f1", "slow", "f0"]
+        # Paging by cursor keeps that order.
+        first = client.get(
+            "/v1/log", params={"since": _iso(t - 10), "limit": 2}, headers=_as(keys["reader"])
+        ).json()
+        rest = client.get(
+            "/v1/log",
+            params={"since": _iso(t - 10), "limit": 10, "before": first["next_before"]},
+            headers=_as(keys["reader"]),
+        ).json()
+        order = [e["check_id"] for e in first["entries"] + rest["entries"]]
+        assert order == ["f3", "f2", "f1", "slow", "f0"]
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def _entry(check_id: str, ts: float) -> LogEntry:
+    return LogEntry(
+        check_id=check_id,
+        ts=ts,
+        scope="s1",
+        session_id="s1",
+        tool="send_email",
+        args={},
+        decision="proceed",
+        stage=None,
+        score=None,
+        call_id=None,
+        matched_call_id=None,
+        latency_ms=1.0,
+        dry_run=False,
+        explain={"stages": []},
+        tenant="acme",
+    )
+
+
+def test_a_keyless_service_answers_only_its_own_host_names(
+    tmp_path: Path, model_cache: Path, embedder: Embedder
+) -> None:
+    settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+    with TestClient(create_app(settings, embedder=embedder)) as client:
+        assert client.get("/v1/log").status_code == 200
+        assert client.get("/v1/log", headers={"Host": "localhost:8000"}).status_code == 200
+        # A rebinding page's own name, pointed at 127.0.0.1: no data without a key.
+        rebound = client.get("/v1/log", headers={"Host": "evil.example:8000"})
+        assert rebound.status_code == 401
+        assert client.get("/ui/", follow_redirects=False).headers["location"] == "/ui"

@@ -31,6 +31,8 @@ FLAGS = [
 ]
 # The README's paraphrase: a borderline semantic duplicate of EMAIL.
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
+# Reads "ACCT-1234" when rendered as is: the page must show the override.
+BIDI = "ACCT-\u202e4321\u202c"
 XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"><b>bold</b>'
 
 
@@ -77,7 +79,7 @@ def _traffic(base: str, agent: str) -> dict[str, Any]:
         assert client.post(f"/v1/calls/{first['call_id']}/complete", json=done).status_code == 200
         semantic = check({**EMAIL, "body": REWORDED})
         assert semantic["match"]["stage"] == "semantic"
-        markup = check({**EMAIL, "to": "carol@example.com", "body": XSS})
+        markup = check({**EMAIL, "to": "carol@example.com", "body": XSS, "account": BIDI})
         assert markup["decision"] == "proceed"
         return {"first": first, "semantic": semantic, "markup": markup}
 
@@ -139,6 +141,7 @@ def test_markup_in_a_tool_call_renders_as_text(
     page.click(f"#log tbody tr[data-check='{made['markup']['check_id']}']")
     page.wait_for_selector("#detail:not([hidden])")
     assert json.dumps(XSS) in page.inner_text("#proposed")  # as JSON, quotes escaped
+    assert "ACCT-\\u202E4321\\u202C" in page.inner_text("#proposed")  # the override shown
     assert XSS in page.inner_text("#fields")  # the text field, character for character
     # Nothing the call carried ran or became an element: one script (the page's own), no
     # injected image, no bold text.
@@ -159,8 +162,10 @@ def test_the_queue_and_the_glance(browser: Browser, served: tuple[str, Path, str
     page.click("button[data-view=queue]")
     page.wait_for_selector("#detail:not([hidden])")
     expect(page.locator("#queue-position")).to_have_text("Match 1 of 1")
+    page.keyboard.press("Control+d")  # the browser's bookmark key: never a label
     page.keyboard.press("d")  # different
     expect(page.locator("#queue-position")).to_have_text("Nothing left to label.")
+    page.keyboard.press("s")  # nothing is shown: nothing is labelled
     page.click("button[data-view=glance]")
     page.wait_for_selector("#glance-body table")
     text = page.inner_text("#glance-body")

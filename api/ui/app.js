@@ -3,13 +3,24 @@
 // request as a bearer header (no cookie, so no request can be forged from another site).
 "use strict";
 
-const state = { key: sessionStorage.getItem("tooldedup-key") || "", before: null, queue: [], at: 0, open: null };
+const state = {
+  key: sessionStorage.getItem("tooldedup-key") || "",
+  before: null, queue: [], queueFull: false, at: 0, open: null, request: 0, busy: false,
+};
 const $ = (id) => document.getElementById(id);
 const SVG = "http://www.w3.org/2000/svg";
 
+// Invisible format characters (bidi overrides, zero-width spaces, joiners, BOM) shown as
+// escapes: "ACCT-\u202E4321" must not read as "ACCT-1234" to the person labelling.
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb]/g;
+
+function visible(value) {
+  return String(value).replace(INVISIBLE, (c) => "\\u" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0"));
+}
+
 function el(tag, text, cls) {
   const node = document.createElement(tag);
-  if (text !== undefined && text !== null) node.textContent = String(text);
+  if (text !== undefined && text !== null) node.textContent = visible(text);
   if (cls) node.className = cls;
   return node;
 }
@@ -52,7 +63,7 @@ function when(ts) {
 }
 
 function pretty(value) {
-  return value === undefined || value === null ? "—" : JSON.stringify(value, null, 2);
+  return value === undefined || value === null ? "—" : visible(JSON.stringify(value, null, 2));
 }
 
 function score(value) {
@@ -69,8 +80,10 @@ function filters() {
     if (value) params.set(name, value);
   }
   for (const name of ["since", "until"]) {
+    // The inputs are UTC, like every time on the page; the service reads a time without
+    // a zone as UTC.
     const value = String(form.get(name) || "");
-    if (value) params.set(name, new Date(value).toISOString());
+    if (value) params.set(name, value);
   }
   if (form.get("borderline")) params.set("borderline", "true");
   if (form.get("unlabelled")) params.set("labelled", "false");
@@ -111,19 +124,32 @@ async function loadLog(more) {
 // ---- one decision ---------------------------------------------------------------------
 
 async function openDecision(checkId) {
+  // Only the last decision asked for is shown: an earlier answer arriving late is dropped,
+  // so the buttons always label what is on the screen.
+  const mine = ++state.request;
+  state.open = null;
   try {
     const view = await api("/v1/log/" + encodeURIComponent(checkId));
+    if (mine !== state.request) return;
     state.open = view;
     showDecision(view);
   } catch (error) {
-    failed(error);
+    if (mine === state.request) failed(error);
   }
+}
+
+function closeDecision() {
+  state.request += 1;
+  state.open = null;
+  $("detail").hidden = true;
 }
 
 function showDecision(view) {
   const entry = view.entry;
   $("detail").hidden = false;
-  $("detail-title").textContent = entry.tool + ": " + entry.decision + (entry.stage ? " (" + entry.stage + ")" : "");
+  $("detail-title").textContent = visible(entry.tool) + ": " + entry.decision + (entry.stage ? " (" + entry.stage + ")" : "");
+  // A call this check claimed reads as sent; otherwise the log keeps its canonical form.
+  $("proposed-title").textContent = view.claimed ? "Proposed call" : "Proposed call (canonical form)";
   $("proposed").textContent = pretty(view.claimed ? view.claimed.args : entry.args);
   const other = view.compared_with;
   $("other-title").textContent = view.relation === "closest" ? "Closest call (no match)" : "Matched call";
@@ -145,7 +171,7 @@ function showDecision(view) {
     stages.append(tr);
   }
   const judge = entry.explain && entry.explain.judge;
-  $("judge").textContent = judge ? "Judge: " + JSON.stringify(judge) : "";
+  $("judge").textContent = judge ? "Judge: " + visible(JSON.stringify(judge)) : "";
   $("result").textContent = other ? pretty(other.status === "pending" ? "(still running)" : other.result) : "—";
   const label = entry.feedback ? "labelled " + entry.feedback.label : "not labelled";
   $("label-status").textContent = label;
@@ -156,7 +182,8 @@ function showDecision(view) {
 
 async function label(kind) {
   const view = state.open;
-  if (!view || !view.entry.matched_call_id) return;
+  if (!view || !view.entry.matched_call_id || $("detail").hidden || state.busy) return false;
+  state.busy = true;
   try {
     await api("/v1/feedback", {
       method: "POST",
@@ -171,6 +198,8 @@ async function label(kind) {
     $("label-status").textContent = error.message;
     failed(error);
     return false;
+  } finally {
+    state.busy = false;
   }
 }
 
@@ -179,7 +208,8 @@ async function label(kind) {
 async function loadQueue() {
   try {
     const page = await api("/v1/log?" + new URLSearchParams({ borderline: "true", labelled: "false", limit: "200" }));
-    state.queue = page.entries.filter((e) => e.matched_call_id);
+    state.queue = page.entries.filter((e) => e.matched_call_id).map((e) => e.check_id);
+    state.queueFull = page.next_before !== null;
     state.at = 0;
     showQueue();
   } catch (error) {
@@ -189,17 +219,23 @@ async function loadQueue() {
 
 function showQueue() {
   const left = state.queue.length;
+  if (!left && state.queueFull) {
+    loadQueue(); // the next 200
+    return;
+  }
   $("queue-position").textContent = left ? "Match " + (state.at + 1) + " of " + left : "Nothing left to label.";
-  if (left) openDecision(state.queue[state.at].check_id);
-  else $("detail").hidden = true;
+  if (left) openDecision(state.queue[state.at]);
+  else closeDecision();
 }
 
 async function labelInQueue(kind) {
-  if (await label(kind)) {
-    state.queue.splice(state.at, 1);
-    state.at = Math.min(state.at, Math.max(0, state.queue.length - 1));
-    showQueue();
-  }
+  // The match on the screen is the one labelled, and the one taken off the queue.
+  const shown = state.open && state.open.entry.check_id;
+  if (!shown || !(await label(kind))) return;
+  const at = state.queue.indexOf(shown);
+  if (at >= 0) state.queue.splice(at, 1);
+  state.at = Math.min(at >= 0 ? at : state.at, Math.max(0, state.queue.length - 1));
+  showQueue();
 }
 
 // ---- at a glance ----------------------------------------------------------------------
@@ -219,10 +255,11 @@ const COLOURS = { proceed: "#4c78a8", duplicate: "#e45756", in_progress: "#f2a54
 function drawGlance(summary) {
   const body = $("glance-body");
   body.replaceChildren();
-  body.append(el("p", summary.checks + " checks since " + when(summary.since) + " (UTC)"));
+  body.append(el("p", summary.checks + " checks since " + when(summary.since) + " UTC"));
   const latency = summary.latency_ms;
   body.append(el("p", latency.p50 === undefined ? "No latency yet." :
-    "Latency: p50 " + latency.p50 + " ms, p90 " + latency.p90 + " ms, p99 " + latency.p99 + " ms"));
+    "Latency of the newest " + summary.latency_sample + " checks: p50 " + latency.p50 + " ms, p90 " +
+    latency.p90 + " ms, p99 " + latency.p99 + " ms"));
   body.append(el("h3", "Checks per decision over time"), seriesChart(summary));
   body.append(el("h3", "Checks per stage"), stageTable(summary));
   body.append(el("h3", "Per tool"), toolTable(summary));
@@ -240,8 +277,12 @@ function seriesChart(summary) {
   const width = 640, height = 160, pad = 24;
   const chart = svg("svg", { width, height, viewBox: "0 0 " + width + " " + height, role: "img" });
   const most = Math.max(1, ...starts.map((s) => Object.values(buckets.get(s)).reduce((a, b) => a + b, 0)));
-  const step = starts.length ? (width - pad) / starts.length : 0;
-  starts.forEach((start, n) => {
+  // Bars stand at their time: a quiet hour is a gap, not a missing bar.
+  const first = Math.floor(summary.since / summary.bucket_seconds) * summary.bucket_seconds;
+  const slots = Math.max(1, Math.ceil((Date.now() / 1000 - first) / summary.bucket_seconds));
+  const step = (width - pad) / slots;
+  starts.forEach((start) => {
+    const n = Math.round((start - first) / summary.bucket_seconds);
     let y = height - pad;
     for (const decision of Object.keys(COLOURS)) {
       const count = buckets.get(start)[decision] || 0;
@@ -296,7 +337,7 @@ function toolTable(summary) {
     const tr = el("tr");
     const rate = tool.checks ? (100 * tool.duplicates / tool.checks).toFixed(1) + " %" : "—";
     tr.append(el("td", tool.tool, "mono"), el("td", tool.checks, "num"), el("td", rate, "num"),
-      el("td", tool.labels, "num"), el("td", tool.labels_to_go, "num"));
+      el("td", tool.labels, "num"), el("td", tool.note || tool.labels_to_go, tool.note ? "" : "num"));
     body.append(tr);
   }
   table.append(body);
@@ -338,7 +379,7 @@ function histogram(summary) {
 function show(view) {
   for (const tab of document.querySelectorAll(".tab")) tab.classList.toggle("active", tab.dataset.view === view);
   for (const section of document.querySelectorAll(".view")) section.hidden = section.id !== view;
-  $("detail").hidden = true;
+  closeDecision();
   state.view = view;
   if (view === "decisions") loadLog(false);
   if (view === "queue") loadQueue();
@@ -361,6 +402,10 @@ document.addEventListener("DOMContentLoaded", () => {
   $("different").addEventListener("click", () => (state.view === "queue" ? labelInQueue("distinct") : label("distinct")));
   document.addEventListener("keydown", (event) => {
     if (state.view !== "queue" || event.target instanceof HTMLInputElement) return;
+    // Browser shortcuts (Ctrl+D bookmarks) and a held key never label; nor does a key
+    // pressed while the last label or the next match is still on its way.
+    if (event.ctrlKey || event.metaKey || event.altKey || event.repeat || state.busy) return;
+    if ((event.key === "s" || event.key === "d") && !state.open) return;
     if (event.key === "j" && state.at < state.queue.length - 1) { state.at += 1; showQueue(); }
     else if (event.key === "k" && state.at > 0) { state.at -= 1; showQueue(); }
     else if (event.key === "s") labelInQueue("duplicate");

@@ -75,12 +75,34 @@ class SqlLogStore:
         """The log entries ``query`` asks for, newest first, each with its latest label.
 
         Every filter is a column of an index that starts with the tenant, so a page costs
-        about its own size whatever the log holds. An unknown or another tenant's
-        ``before`` gives no entries.
+        about its own size whatever the log holds. With a time filter, entries come in the
+        order checks arrived (the (tenant, ts) index), otherwise in the order they were
+        logged. An unknown or another tenant's ``before`` gives no entries.
         """
         where, params = _filters(query)
+        timed = query.since is not None or query.until is not None
+        if query.before is not None:
+            cursor = "(SELECT {} FROM decisions WHERE check_id = ? AND tenant = ?)"
+            if timed:
+                # (ts, row_id) before the cursor's, spelled so that the ts index serves it.
+                where.append(
+                    f"ts <= {cursor.format('ts')} AND (ts < {cursor.format('ts')}"
+                    f" OR row_id < {cursor.format('row_id')})"
+                )
+                params += [query.before, query.tenant] * 3
+            else:
+                where.append(f"row_id < {cursor.format('row_id')}")
+                params += [query.before, query.tenant]
+        order = "ts DESC, row_id DESC" if timed else "row_id DESC"
+        source = "decisions"
+        if query.labelled:
+            # Labels are few: start from them. SQLite joins a CROSS JOIN in the order
+            # written, whatever it guesses about the tables' sizes.
+            source = "(SELECT DISTINCT check_id AS labelled FROM feedback) l CROSS JOIN decisions"
+            where.append("decisions.check_id = l.labelled")
         rows = self.db.execute(
-            f"SELECT * FROM decisions WHERE {' AND '.join(where)} ORDER BY row_id DESC LIMIT ?",
+            f"SELECT decisions.* FROM {source} WHERE {' AND '.join(where)}"
+            f" ORDER BY {order} LIMIT ?",
             (*params, query.limit),
         ).rows
         return self._with_labels(rows)
@@ -93,25 +115,39 @@ class SqlLogStore:
         found = self._with_labels(rows)
         return found[0] if found else None
 
-    def log_since(self, tenant: str, since: float, limit: int) -> list[Row]:
-        """Up to ``limit`` of ``tenant``'s newest entries since ``since``: the columns a
-        summary counts (decision, stage, tool, score, latency, time, label)."""
+    def traffic(self, tenant: str, since: float, bucket_seconds: int) -> list[Row]:
+        """``tenant``'s checks since ``since``, counted per time bucket, decision, stage and
+        tool (columns bucket, decision, stage, tool, n), in the database."""
+        # Both round toward the bucket's start: times are positive.
+        bucket = (
+            "FLOOR(ts / ?)" if self.db.dialect.name == "postgresql" else "CAST(ts / ? AS INTEGER)"
+        )
         return self.db.execute(
-            "SELECT d.ts, d.tool, d.decision, d.stage, d.score, d.latency_ms, d.borderline,"
-            " (SELECT f.label FROM feedback f WHERE f.check_id = d.check_id"
-            "  ORDER BY f.row_id DESC LIMIT 1) AS label"
-            " FROM decisions d WHERE d.tenant = ? AND d.ts >= ? ORDER BY d.ts DESC LIMIT ?",
-            (tenant, since, limit),
+            f"SELECT {bucket} * ? AS bucket, decision, stage, tool, COUNT(*) AS n"
+            " FROM decisions WHERE tenant = ? AND ts >= ? GROUP BY 1, 2, 3, 4",
+            (bucket_seconds, bucket_seconds, tenant, since),
         ).rows
 
-    def labelled(self, tenant: str, limit: int) -> list[LogEntry]:
-        """``tenant``'s newest labelled log entries: what calibration learns from."""
+    def latencies(self, tenant: str, since: float, limit: int) -> list[float]:
+        """The latency of ``tenant``'s newest ``limit`` checks since ``since``."""
         rows = self.db.execute(
-            "SELECT * FROM decisions WHERE tenant = ? AND check_id IN"
-            " (SELECT check_id FROM feedback) ORDER BY row_id DESC LIMIT ?",
+            "SELECT latency_ms FROM decisions WHERE tenant = ? AND ts >= ?"
+            " ORDER BY ts DESC LIMIT ?",
+            (tenant, since, limit),
+        ).rows
+        return [float(row["latency_ms"]) for row in rows]
+
+    def labelled(self, tenant: str, limit: int) -> list[Row]:
+        """``tenant``'s newest labelled checks, each with its latest label: what calibration
+        learns from (columns check_id, ts, tool, stage, score, explain_json, label)."""
+        return self.db.execute(
+            "SELECT d.check_id, d.ts, d.tool, d.stage, d.score, d.explain_json, f.label"
+            " FROM feedback f JOIN decisions d ON d.check_id = f.check_id"
+            " WHERE d.tenant = ? AND f.row_id ="
+            " (SELECT MAX(g.row_id) FROM feedback g WHERE g.check_id = f.check_id)"
+            " ORDER BY d.row_id DESC LIMIT ?",
             (tenant, limit),
         ).rows
-        return self._with_labels(rows)
 
     def _with_labels(self, rows: list[Row]) -> list[LogEntry]:
         labels: dict[str, Feedback] = {}
@@ -184,27 +220,9 @@ class SqlLogStore:
 
 def _filters(query: LogQuery) -> tuple[list[str], list[object]]:
     """WHERE clauses an index serves: each filter is a column of an index that starts with
-    the tenant, and times become row-id bounds (rows are appended in time order), so a
-    page never walks the part of the log its filters rule out."""
+    the tenant (the cursor is added by the caller)."""
     where = ["tenant = ?"]
     params: list[object] = [query.tenant]
-    if query.before is not None:
-        where.append("row_id < (SELECT row_id FROM decisions WHERE check_id = ? AND tenant = ?)")
-        params += [query.before, query.tenant]
-    if query.since is not None:
-        where += [
-            "row_id >= COALESCE((SELECT row_id FROM decisions WHERE tenant = ? AND ts >= ?"
-            " ORDER BY ts, row_id LIMIT 1), 9223372036854775807)",
-            "ts >= ?",
-        ]
-        params += [query.tenant, query.since, query.since]
-    if query.until is not None:
-        where += [
-            "row_id <= COALESCE((SELECT row_id FROM decisions WHERE tenant = ? AND ts < ?"
-            " ORDER BY ts DESC, row_id DESC LIMIT 1), 0)",
-            "ts < ?",
-        ]
-        params += [query.tenant, query.until, query.until]
     if query.stage == "none":
         where.append("stage IS NULL")
     elif query.stage is not None:
@@ -215,6 +233,8 @@ def _filters(query: LogQuery) -> tuple[list[str], list[object]]:
         ("decision = ?", query.decision),
         ("score >= ?", query.min_score),
         ("score <= ?", query.max_score),
+        ("ts >= ?", query.since),
+        ("ts < ?", query.until),
     ):
         if value is not None:
             where.append(clause)
@@ -223,13 +243,6 @@ def _filters(query: LogQuery) -> tuple[list[str], list[object]]:
         # A literal, not a parameter: only then may the partial index on borderline rows
         # serve the query.
         where.append("borderline = 1" if query.borderline else "borderline = 0")
-    if query.labelled:
-        # Labels are few: start from them rather than test every entry for one.
-        where.append(
-            "row_id IN (SELECT d.row_id FROM feedback f JOIN decisions d"
-            " ON d.check_id = f.check_id WHERE d.tenant = ?)"
-        )
-        params.append(query.tenant)
-    elif query.labelled is False:
+    if query.labelled is False:
         where.append("NOT EXISTS (SELECT 1 FROM feedback f WHERE f.check_id = decisions.check_id)")
     return where, params

@@ -247,13 +247,14 @@ def m008_tenants(d: Dialect) -> tuple[str, ...]:
 
 @migration
 def m009_log_review(d: Dialect) -> tuple[str, ...]:
-    """Indexes that page one tenant's log by tool, decision, stage or time, and find its
-    borderline checks, without walking the rest of the log."""
+    """Indexes that page one tenant's log by tool, decision, stage, score or time, and find
+    its borderline checks, without walking the rest of the log."""
     return (
         "CREATE INDEX decisions_tool ON decisions (tenant, tool, row_id)",
         "CREATE INDEX decisions_kind ON decisions (tenant, decision, row_id)",
         "CREATE INDEX decisions_stage ON decisions (tenant, stage, row_id)",
         "CREATE INDEX decisions_ts ON decisions (tenant, ts)",
+        "CREATE INDEX decisions_score ON decisions (tenant, score)",
         "CREATE INDEX decisions_borderline ON decisions (tenant, row_id) WHERE borderline = 1",
     )
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
+import time
 import weakref
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -17,6 +18,8 @@ from tooldedup.dedup.ledger.file_locks import FileStripeLocks
 from tooldedup.dedup.locks import KeyedLocks
 
 __all__ = ["SqliteDatabase"]
+
+_OPTIMIZE_SECONDS = 3600.0
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +44,7 @@ class SqliteDatabase:
         self._local = threading.local()
         self._conns: list[sqlite3.Connection] = []
         self._conns_lock = threading.Lock()
+        self._next_optimize = 0.0
         self._file_locks: FileStripeLocks | None = None
         self._thread_locks = KeyedLocks()
         if FileStripeLocks.supported():
@@ -147,8 +151,15 @@ class SqliteDatabase:
             yield
 
     def checkpoint(self) -> None:
-        """Fold the write-ahead log into the database, off the request path."""
+        """Fold the write-ahead log into the database, off the request path; hourly, let
+        SQLite refresh the statistics its planner chooses indexes by (a bounded sample)."""
         self.execute("PRAGMA wal_checkpoint(PASSIVE)")
+        now = time.monotonic()
+        if now >= self._next_optimize:
+            self._next_optimize = now + _OPTIMIZE_SECONDS
+            # A sample of each index, not a full scan: milliseconds on a million rows.
+            self.execute("PRAGMA analysis_limit = 1000")
+            self.execute("ANALYZE")
 
     def ping(self) -> None:
         """Raise ``StoreUnavailable`` unless the file answers."""

@@ -22,7 +22,7 @@ from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.index.settings import parse_db
 
-__all__ = ["add_commands", "burst", "open_ledger", "per_second"]
+__all__ = ["add_commands", "burst", "open_ledger", "opened_or_said", "per_second"]
 
 _MAX_CALLS = 2**62
 
@@ -40,17 +40,23 @@ def open_ledger(db: str, *, create: bool) -> SqlLedger:
     return PostgresLedger(postgres_url)
 
 
+def opened_or_said(db: str, *, create: bool) -> SqlLedger | None:
+    """The ledger named by ``--db``, or None once the reason it cannot open is printed."""
+    try:
+        return open_ledger(db, create=create)
+    except ValueError as exc:
+        print(f"tooldedup: {exc}", file=sys.stderr)
+    except DedupError as exc:
+        print(f"tooldedup: {exc.message}", file=sys.stderr)
+    return None
+
+
 def _with_store(
     run: Callable[[argparse.Namespace, SqlKeyStore], int], *, create: bool = False
 ) -> Callable[..., int]:
     def command(args: argparse.Namespace) -> int:
-        try:
-            ledger = open_ledger(args.db, create=create)
-        except ValueError as exc:
-            print(f"tooldedup: {exc}", file=sys.stderr)
-            return 2
-        except DedupError as exc:
-            print(f"tooldedup: {exc.message}", file=sys.stderr)
+        ledger = opened_or_said(args.db, create=create)
+        if ledger is None:
             return 2
         try:
             return run(args, SqlKeyStore(ledger.db))

@@ -123,16 +123,10 @@ def _open_to_the_network(host: str, settings: Settings) -> str | None:
 
 
 def _export_log(args: argparse.Namespace) -> int:
-    from tooldedup.api.admin_cli import open_ledger
-    from tooldedup.dedup.errors import DedupError
+    from tooldedup.api.admin_cli import opened_or_said
 
-    try:
-        ledger = open_ledger(args.db, create=False)
-    except ValueError as exc:
-        print(f"tooldedup: {exc}", file=sys.stderr)
-        return 2
-    except DedupError as exc:
-        print(f"tooldedup: {exc.message}", file=sys.stderr)
+    ledger = opened_or_said(args.db, create=False)
+    if ledger is None:
         return 2
     out = sys.stdout if args.out is None else args.out.open("w", encoding="utf-8")
     try:

@@ -55,6 +55,15 @@ def settings(tmp_path: Path, model_cache: Path) -> Settings:
     return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def settings_on_both(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
+    """Settings with a fresh SQLite file, then with a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        url = request.getfixturevalue("postgres_url")
+        return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
+    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+
+
 @pytest.fixture
 def client(settings: Settings, embedder: Embedder) -> Iterator[TestClient]:
     """An HTTP client on a fresh app."""

@@ -4,7 +4,6 @@ keys, explain."""
 from __future__ import annotations
 
 import time
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,13 +12,10 @@ from tests.helpers import EMAIL, check, complete
 from tooldedup.api.settings import Settings
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
+@pytest.fixture
+def settings(settings_on_both: Settings) -> Settings:
     """Every test here runs on a fresh SQLite file and on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres_url")
-        return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
-    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+    return settings_on_both
 
 
 def test_readme_session(client: TestClient) -> None:

@@ -22,12 +22,10 @@ from tooldedup.dedup.protocols import Embedder
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres_url")
-        return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
-    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+@pytest.fixture
+def settings(settings_on_both: Settings) -> Settings:
+    """Every test here runs on a fresh SQLite file and on a fresh PostgreSQL database."""
+    return settings_on_both
 
 
 def _key(settings: Settings, capsys: pytest.CaptureFixture[str], tenant: str, role: str) -> str:

@@ -6,7 +6,6 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,13 +18,10 @@ from tooldedup.api.settings import Settings
 from tooldedup.dedup.protocols import Embedder
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def settings(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
+@pytest.fixture
+def settings(settings_on_both: Settings) -> Settings:
     """Every test here runs on a fresh SQLite file and on a fresh PostgreSQL database."""
-    if request.param == "postgres":
-        url = request.getfixturevalue("postgres_url")
-        return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
-    return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+    return settings_on_both
 
 
 def _db(settings: Settings) -> str:

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any
 
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
@@ -52,7 +50,6 @@ from tooldedup.dedup.records import (
     Decision,
     DecisionKind,
     FailureClass,
-    JudgeMode,
     Match,
     Outcome,
     SemanticLeaf,
@@ -61,6 +58,7 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
+from tooldedup.dedup.tenant_policies import TenantPolicies
 
 __all__ = ["ATTEMPT_REPEAT_SECONDS", "DedupService", "answer_for"]
 
@@ -102,70 +100,34 @@ class DedupService:
     ) -> None:
         self._ledger = ledger
         self._borderline = BorderlineResolver(judge, ledger, clock)
-        # The default tenant's policies; other tenants start from the same defaults.
-        self._policies = policies
-        self._tenant_policies: dict[str, PolicySet] = {}
+        self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
         self._hooks = tuple(hooks)
         self._clock = clock
         self._caps = caps
         self._locks = KeyedLocks()
-        self._policy_lock = threading.Lock()
-        self._stored_policies: dict[str, dict[str, dict[str, Any]]] | None = None
 
     @property
     def policies(self) -> PolicySet:
         """The default tenant's policies in force."""
-        return self._policies
+        return self._policies.of(DEFAULT_TENANT)
 
     def policies_for(self, tenant: str) -> PolicySet:
         """``tenant``'s policies in force: the defaults, and the tools it set."""
-        if tenant == DEFAULT_TENANT:
-            return self._policies
-        return self._tenant_policies.get(tenant) or PolicySet(self._policies.defaults)
+        return self._policies.of(tenant)
 
     def set_policy(
         self, tenant: str, tool: str, policy: ToolPolicy, data: dict[str, object]
     ) -> None:
-        """Replace one of ``tenant``'s tool policies and store it.
-
-        A tenant other than the default one works within the operator's defaults: it may
-        not raise a per-check budget above them, nor turn on a judge they leave off (the
-        judge and the CPU are shared by every tenant).
-        """
-        if tenant != DEFAULT_TENANT:
-            _within_operator_limits(policy, self._policies.defaults)
-        with self._policy_lock:
-            self._ledger.save_policy(tenant, tool, data)
-            if tenant == DEFAULT_TENANT:
-                self._policies = self._policies.with_tool(tool, policy)
-            else:
-                updated = self.policies_for(tenant).with_tool(tool, policy)
-                self._tenant_policies = {**self._tenant_policies, tenant: updated}
+        """Replace one of ``tenant``'s tool policies and store it (within the operator's
+        budgets, for a tenant other than the default one)."""
+        self._policies.set(tenant, tool, policy, data)
 
     def refresh(self) -> None:
         """Take what another process may have changed: policies, and tenants' caps."""
         if self._caps is not None:
             self._caps.refresh()
-        # Read under the lock: a policy this process sets meanwhile is then either in
-        # what is read, or set after it, never overwritten by an older read.
-        with self._policy_lock:
-            stored = self._ledger.load_policies()
-            if stored == self._stored_policies:
-                return
-            defaults = self._policies.defaults
-            built: dict[str, PolicySet] = {}
-            for tenant, tools in stored.items():
-                try:
-                    built[tenant] = PolicySet.build(defaults, tools)
-                except InvalidInput as exc:
-                    # One tenant's bad row (written by hand, or by a newer release) leaves
-                    # that tenant's policies as they were, and no other tenant's.
-                    logger.warning("stored policies of %s not taken: %s", tenant, exc.message)
-                    built[tenant] = self.policies_for(tenant)
-            self._policies = built.pop(DEFAULT_TENANT, PolicySet(defaults))
-            self._tenant_policies = built
-            self._stored_policies = stored
+        self._policies.refresh()
 
     def check(
         self, call: ToolCall, *, dry_run: bool = False, key_id: str | None = None
@@ -512,11 +474,12 @@ class DedupService:
         """Delete calls older than the retention period (never inside any dedup window),
         and decision log entries older than the log's own retention, if it has one."""
         now = self._clock()
-        keep = _longest_window(self._policies, retention_seconds)
+        every = self._policies.every()
+        keep = _longest_window(every.pop(DEFAULT_TENANT), retention_seconds)
         # A tenant's own long windows keep its own calls longer, and no one else's.
         longer = {
             tenant: now - kept
-            for tenant, policies in self._tenant_policies.items()
+            for tenant, policies in every.items()
             if (kept := _longest_window(policies, retention_seconds)) > keep
         }
         removed = self._ledger.purge(now - keep, longer)
@@ -532,21 +495,6 @@ def _longest_window(policies: PolicySet, retention_seconds: float) -> float:
     """How long calls under ``policies`` are kept: the retention, or a longer window."""
     windows = [policies.defaults, *policies.tools.values()]
     return max(retention_seconds, *(p.window_seconds for p in windows))
-
-
-_BUDGETS = ("max_candidates", "max_text_leaves", "max_text_chars", "max_comparisons")
-
-
-def _within_operator_limits(policy: ToolPolicy, defaults: ToolPolicy) -> None:
-    for name in _BUDGETS:
-        if getattr(policy, name) > getattr(defaults, name):
-            raise InvalidInput(
-                f"{name} may be at most {getattr(defaults, name)}, the service's default"
-            )
-    if policy.judge_mode not in (JudgeMode.OFF, defaults.judge_mode):
-        raise InvalidInput(
-            f"judge_mode may be 'off' or {defaults.judge_mode.value!r}, the service's default"
-        )
 
 
 def _check_budget(leaves: tuple[SemanticLeaf, ...], policy: ToolPolicy) -> None:

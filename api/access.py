@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tooldedup.api.errors import dedup_error_response
-from tooldedup.dedup.access import KeyRing, Principal, Role
+from tooldedup.dedup.access import KeyRing, Principal, Role, bucket
 from tooldedup.dedup.errors import DedupError, Forbidden, Throttled
 
 __all__ = [
@@ -157,8 +157,7 @@ class AccessMiddleware:
             return
         rate: tuple[float, int] | None = self._default_rate
         if principal.rate_per_second is not None:
-            burst = principal.burst or max(1, int(principal.rate_per_second))
-            rate = (principal.rate_per_second, burst)
+            rate = bucket(principal.rate_per_second, principal.burst)
         if rate is not None:
             self._limiter.take(principal.key_id, *rate)
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends
 
 from tooldedup.api.access import ADMINS, LOG_READERS, allow
 from tooldedup.api.schemas import ErrorBody, KeyCreate, KeyList, KeyOut, NewKeyOut
-from tooldedup.dedup.access import ApiKey, KeyRing, Principal, Role, make_key
+from tooldedup.dedup.access import ApiKey, KeyRing, Principal, Role, bucket, make_key
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.service import DedupService
@@ -44,7 +44,8 @@ def _within(
         return body.rate_per_second, body.burst
     if body.rate_per_second is None:
         return ceiling
-    burst = body.burst or min(ceiling[1], max(1, int(body.rate_per_second)))
+    # A burst not asked for is one second's worth, within the maker's.
+    burst = body.burst or min(ceiling[1], bucket(body.rate_per_second, None)[1])
     if body.rate_per_second > ceiling[0] or burst > ceiling[1]:
         raise InvalidInput(
             f"a key made through the API is limited to {ceiling[0]:g} requests per second"

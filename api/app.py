@@ -29,7 +29,7 @@ from tooldedup.api.errors import install_error_handlers
 from tooldedup.api.fairness import ScopeGate
 from tooldedup.api.metrics import Metrics
 from tooldedup.api.middleware import JsonBodyMiddleware
-from tooldedup.api.review_routes import PAGE_FILES, review_router
+from tooldedup.api.review_routes import PAGE_PATHS, review_router
 from tooldedup.api.schemas import (
     CallOut,
     CheckRequest,
@@ -308,7 +308,7 @@ def create_app(
         ring=ring,
         limiter=RateLimiter(),
         # The page's files hold no data: every read and label it makes sends the key.
-        open_paths=frozenset({"/healthz", *PAGE_FILES}),
+        open_paths=frozenset({"/healthz", *PAGE_PATHS}),
         default_rate=settings.default_rate,
     )
     return app

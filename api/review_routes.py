@@ -19,7 +19,7 @@ from tooldedup.dedup.access import Principal
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.ledger.base import LogQuery
 
-__all__ = ["PAGE_FILES", "UI_SECURITY_HEADERS", "review_router"]
+__all__ = ["PAGE_FILES", "PAGE_PATHS", "UI_SECURITY_HEADERS", "review_router"]
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 403, 404, 422, 429)
@@ -33,11 +33,12 @@ When = Annotated[datetime | None, Query()]
 # The page's files: no build step, nothing inline, nothing from another origin.
 PAGE_FILES = {
     "/ui": ("index.html", "text/html; charset=utf-8"),
-    "/ui/": ("", ""),  # a redirect to /ui
     "/ui/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/ui/app.css": ("app.css", "text/css; charset=utf-8"),
     "/ui/icon.svg": ("icon.svg", "image/svg+xml"),
 }
+# What needs no key: the files (they hold no data) and the redirect to them.
+PAGE_PATHS = frozenset({*PAGE_FILES, "/ui/"})
 # Scripts and styles only from the page's own files; data only from this service.
 UI_SECURITY_HEADERS = {
     "Content-Security-Policy": (
@@ -133,8 +134,6 @@ def review_router(reviewer: Reviewer) -> APIRouter:
         return RedirectResponse("/ui", status_code=308)
 
     for path, (name, media) in PAGE_FILES.items():
-        if not name:
-            continue
         body = resources.files("tooldedup.api.ui").joinpath(name).read_bytes()
         router.add_api_route(path, _static(body, media), include_in_schema=False)
     return router

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from tooldedup.dedup.access import validate_rate
+from tooldedup.dedup.access import bucket, validate_rate
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 
@@ -36,8 +36,7 @@ class Settings(ServiceSettings):
         """(requests per second, burst) for keys without a rate of their own."""
         if self.rate_per_second is None:
             return None
-        burst = self.rate_burst or max(1, int(self.rate_per_second))
-        return (self.rate_per_second, burst)
+        return bucket(self.rate_per_second, self.rate_burst)
 
     @staticmethod
     def api_key_from(environ: Mapping[str, str], key_file: Path | None) -> str | None:

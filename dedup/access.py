@@ -28,6 +28,7 @@ __all__ = [
     "NewKey",
     "Principal",
     "Role",
+    "bucket",
     "hash_secret",
     "make_key",
     "validate_rate",
@@ -119,6 +120,12 @@ def validate_rate(rate_per_second: float | None, burst: int | None) -> None:
             raise InvalidInput("burst needs rate_per_second")
         if not 1 <= burst <= MAX_BURST:
             raise InvalidInput(f"burst must be from 1 to {MAX_BURST}")
+
+
+def bucket(rate_per_second: float, burst: int | None) -> tuple[float, int]:
+    """A rate limit as (requests per second, bucket size): a burst not given is one
+    second's worth of requests, and at least one."""
+    return rate_per_second, burst or max(1, int(rate_per_second))
 
 
 def hash_secret(secret: str) -> str:

@@ -58,7 +58,7 @@ def load(
         if len(texts) != 1:
             continue
         item = (texts[0][0], texts[0][1], KINDS[row["kind"]], row["kind"])
-        (test if held_out(row["id"]) else train).append(item)
+        (test if held_out(row.get("group") or row["id"]) else train).append(item)
     if leaky:
         return train, test
     seen = {t for a, b, _, _ in test for t in (a, b)}

@@ -26,7 +26,13 @@ HERE = Path(__file__).resolve().parent
 PARAPHRASES = HERE / "data" / "paraphrases.jsonl"
 # Hand-written hard negatives and hard paraphrases, each against a hand-written entry's call.
 HARD_PAIRS = HERE / "data" / "hard_pairs.jsonl"
+# Hand-written sets since 0.3: a base call with its paraphrases, different content, number
+# variants, hard negatives and hard paraphrases (``hard``), each set reviewed by a second
+# writer. Read after the rest, so that the pairs built before keep their ids.
+TEXT_SETS = HERE / "data" / "text_sets.jsonl"
 TARGETS = {"reissue": 700, "equivalent": 280, "natural": 560, "critical": 560}
+# Kinds built from hand-written entries: split by entry, never by pair.
+TEXT_KINDS = frozenset({"paraphrase", "different", "hard_negative"})
 LABELS = {
     "reissue": "duplicate",
     "equivalent": "duplicate",
@@ -260,9 +266,9 @@ def change_number(text: str, rng: random.Random) -> str | None:
     return text[: m.start()] + new + text[m.end(1) :]
 
 
-def load_handwritten() -> list[dict]:
+def load_handwritten(path: Path = PARAPHRASES) -> list[dict]:
     """Read the hand-written paraphrase / different-content entries."""
-    return [json.loads(line) for line in PARAPHRASES.read_text().splitlines() if line.strip()]
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def text_pairs(entries: list[dict], real: set, rng: random.Random) -> list[dict]:
@@ -294,8 +300,12 @@ def text_pairs(entries: list[dict], real: set, rng: random.Random) -> list[dict]
 
 
 def _pair(kind: str, e: dict, a: dict, b: dict, note: str) -> dict:
-    """Assemble one output record (id filled in later)."""
-    return {
+    """Assemble one output record (id filled in later).
+
+    Pairs built from one hand-written entry share its id as their ``group``, so that the
+    calibration split keeps each entry's texts on one side.
+    """
+    record = {
         "id": "",
         "source": e["source"],
         "tool": e["tool"],
@@ -305,6 +315,9 @@ def _pair(kind: str, e: dict, a: dict, b: dict, note: str) -> dict:
         "kind": kind,
         "note": note,
     }
+    if kind in TEXT_KINDS:
+        record["group"] = e["id"]
+    return record
 
 
 def _key(tool: str, args: dict) -> str:
@@ -319,7 +332,7 @@ def build(cache: Path, seed: int) -> list[dict]:
     multi = ds.load_bfcl_multi_turn(pk["bfcl-eval"])
     cfb = ds.load_cfb(pk["nestful-wrapper"])
     hand = load_handwritten()
-    rngs = {k: random.Random(f"{seed}:{k}") for k in [*LABELS, "text"]}
+    rngs = {k: random.Random(f"{seed}:{k}") for k in [*LABELS, "text", "sets"]}
     eqclass = ds.equivalence_classes(equivs)
     real = {_key(c["tool"], c["args"]): c for c in single + multi + cfb if c["args"]}
     calls = list(real.values())
@@ -374,18 +387,22 @@ def build(cache: Path, seed: int) -> list[dict]:
                 picked += 1
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
-    out += hard_pairs(hand)
+    out += hard_pairs(hand, _lines(HARD_PAIRS))
+    sets = load_handwritten(TEXT_SETS)
+    out += text_pairs(sets, set(real), rngs["sets"])
+    out += hard_pairs(sets, [{**h, "base": e["id"]} for e in sets for h in e["hard"]])
     return finalize(out)
 
 
-def hard_pairs(hand: list[dict]) -> list[dict]:
-    """Minimal pairs from hard_pairs.jsonl: one hand-written call, one text changed."""
+def _lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def hard_pairs(hand: list[dict], lines: list[dict]) -> list[dict]:
+    """Minimal pairs: one hand-written call, one text changed (``base`` names the call)."""
     entries = {e["id"]: e for e in hand}
     out = []
-    for line in HARD_PAIRS.read_text().splitlines():
-        if not line.strip():
-            continue
-        h = json.loads(line)
+    for h in lines:
         e = entries[h["base"]]
         changed = {**e["args"], e["field"]: h["text"]}
         note = f"{e['field']}: {h['subkind'].replace('_', ' ')}"

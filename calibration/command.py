@@ -238,9 +238,9 @@ def _compare(
     plots: dict[str, bytes],
 ) -> None:
     """Calibrate on one half of the pairs and compare every mode on the other half."""
-    train = [s for s in fields if not _held_out(s.ref)]
-    test_fields = [s for s in fields if _held_out(s.ref)]
-    test_whole = [s for s in whole if _held_out(s.ref)]
+    train = [s for s in fields if not _held_out(s.split_key)]
+    test_fields = [s for s in fields if _held_out(s.split_key)]
+    test_whole = [s for s in whole if _held_out(s.split_key)]
     split = choose_thresholds(train, args.target_precision, "(train half)", args.confidence, bound)
     results = compare_modes(test_fields, test_whole, split.min_cosine_duplicate)
     table = markdown_table(results)

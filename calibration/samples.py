@@ -35,6 +35,13 @@ class Sample:
     kind: str | None = None
     source: str = "pairs"
     vetoed: bool = False
+    # Pairs of one group (texts written from one entry) fall on one side of a split.
+    group: str | None = None
+
+    @property
+    def split_key(self) -> str:
+        """What decides the calibration/held-out side: the group, else the pair itself."""
+        return self.group or self.ref
 
     def predicted(self, min_cosine: float) -> bool:
         """Whether the funnel calls this pair a duplicate at this cosine threshold."""
@@ -59,6 +66,7 @@ class LabelledPair:
     b: dict[str, Any]
     duplicate: bool
     kind: str | None
+    group: str | None = None
 
 
 def _label(value: object, where: str) -> bool:
@@ -85,9 +93,12 @@ def load_pairs(path: Path) -> list[LabelledPair]:
             if not isinstance(a, dict) or not isinstance(b, dict) or not isinstance(tool, str):
                 raise InvalidInput(f"{where}: needs 'tool' (string), 'a' and 'b' (objects)")
             ref = str(row.get("id", f"line-{number}"))
-            kind = row.get("kind")
+            kind, group = row.get("kind"), row.get("group")
+            label = _label(row.get("label"), where)
             pairs.append(
-                LabelledPair(ref, tool, a, b, _label(row.get("label"), where), kind and str(kind))
+                LabelledPair(
+                    ref, tool, a, b, label, kind and str(kind), (group and str(group)) or None
+                )
             )
     return pairs
 

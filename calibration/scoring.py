@@ -59,7 +59,15 @@ def score_pairs(
             vetoed = bool(semantic) and semantic[0].verdict in VETOES
             samples.append(
                 Sample(
-                    pair.ref, pair.tool, pair.duplicate, fixed, cosine, pair.kind, "pairs", vetoed
+                    pair.ref,
+                    pair.tool,
+                    pair.duplicate,
+                    fixed,
+                    cosine,
+                    pair.kind,
+                    "pairs",
+                    vetoed,
+                    pair.group,
                 )
             )
     finally:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["critical_tokens"]
+__all__ = ["critical_tokens", "slot_values"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -63,23 +63,30 @@ _CURRENCY = {
     "$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr",
     "dollars": "usd", "dollar": "usd", "euros": "eur", "euro": "eur", "pounds": "gbp",
 }  # fmt: skip
-# Short words right after a number are units or currencies ("5 kg", "500 CHF", "6 pm"),
-# except these.
-_NOT_UNITS = frozenset(
-    "a an and are as at be by for from in is it its of on or our per so the to up us "
-    "was we you i my me he she they his her all any but nor not off out too via".split()
+# Short words right after a number that are units ("5 kg", "20 min", "3 GB"), and any
+# three capitals ("500 CHF"). Other words after a number are prose ("Truck 17 has", "the
+# Oct 12 food truck festival", "by 11 if"): a list of units stays right where a list of
+# non-units never ends.
+_UNIT_WORDS = frozenset(
+    """mg g kg t lb lbs oz ml cl dl l gal mm cm m km in ft yd mi mph kph kmh kmph
+    ms s sec secs min mins h hr hrs wk wks mo yr yrs kb mb gb tb pb kbps mbps gbps
+    b k bn mn w kw kwh mw v mv mah hz khz mhz ghz px pt em rem dpi c f pcs pc x
+    usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk brl mxn zar nzd sgd hkd
+    btc eth""".split()
 )
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
-# A value bound to a named slot: "Ana: 4", "Ben = 2", "4 for Ana". A swap of values between
-# names keeps the bag of numbers, so each binding is a token of its own.
-_SLOT_AFTER = re.compile(r"(?<![\w'-])([A-Z][\w'-]{0,40})\s*[:=]\s*(-?\d[\d.,]*\d|-?\d)")
+# A value bound to a named slot: "Ana: 4", "Ben = 2", "Leo 2", "4 for Ana". A swap of values
+# between names keeps the bag of numbers; the verifier compares the bindings two texts share.
+_SLOT_AFTER = re.compile(
+    r"(?<![\w'-])([A-Z][A-Za-z'-]{0,40})(?:\s*[:=]\s*|\s+)(-?\d[\d.,]*\d|-?\d)\b"
+)
 _SLOT_BEFORE = re.compile(
     r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+(?:for|to)\s+([A-Z][\w'-]{0,40})"
 )
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
-    r"|(?P<num>(?:(?<![\w.])-)?(?:\d[\d,]*(?:\.\d+)?|(?<!\d)\.\d+))"
+    r"|(?P<num>(?:(?<![\w.])-)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?|(?<!\d)\.\d+))"
     r"|(?P<word>[^\W\d_]+)"
     r"|(?P<sym>[$€£¥₹])",
     re.IGNORECASE,
@@ -176,13 +183,12 @@ def _commands(text: str) -> list[str]:
 
 
 def critical_tokens(text: str) -> tuple[str, ...]:
-    """The sorted bag of numbers, dates, times, units, currencies, addresses and the values
-    bound to named slots in ``text``.
+    """The sorted bag of numbers, dates, times, units, currencies and addresses in ``text``.
 
     Negation is not among them: whether "not" changes the act is the verifier's question
     ("isn't clear" and "is unclear" ask the same).
     """
-    addresses = _addresses(text) + _slots(text) + _commands(text)
+    addresses = _addresses(text) + _commands(text)
     text = _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text))
     decimal_comma = bool(_DECIMAL_COMMA.search(text))
     matches = list(_TOKEN.finditer(text))
@@ -216,15 +222,26 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.append(_MONTH_ABBREV[word])
             elif after and word in ("am", "pm") and tokens:
                 tokens[-1] += word  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
-            elif after and not after_stamp and len(word) <= 3 and word not in _NOT_UNITS:
+            elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(m.group("word"))):
                 units.append(word)
     return tuple(sorted([*tokens, *units, *addresses]))
 
 
-def _slots(text: str) -> list[str]:
+def slot_values(text: str) -> dict[str, frozenset[str]]:
+    """The values a text binds to capitalised names: "Ana: 4, Ben: 2" gives ana 4, ben 2."""
     bound = [(m.group(1), m.group(2)) for m in _SLOT_AFTER.finditer(text)]
     bound += [(m.group(2), m.group(1)) for m in _SLOT_BEFORE.finditer(text)]
-    return [f"{name.lower()}={value.replace(',', '')}" for name, value in bound]
+    values: dict[str, set[str]] = {}
+    for name, value in bound:
+        key = name.lower().removesuffix("'s")
+        # "from March 3 to March 10" is a range of dates, not 3 given to someone named March.
+        if key not in _DAY_WORDS and key not in _MONTH_ABBREV:
+            values.setdefault(key, set()).add(value.replace(",", ""))
+    return {name: frozenset(found) for name, found in values.items()}
+
+
+def _is_code(word: str) -> bool:
+    return len(word) == 3 and word.isupper()
 
 
 def _is_number(m: re.Match[str]) -> bool:

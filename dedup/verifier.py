@@ -3,10 +3,12 @@
 Embeddings of "increase the limit" and "decrease the limit" sit above 0.95 cosine; so do a
 request and a thank-you on one topic, and a sentence with one content word swapped. The
 verifier reads the two texts side by side, word by word, and answers:
-- ``different`` when the change flips the act: a negation added or removed, an antonym or a
-  reversed direction, a request against a thank-you, one content word swapped for an
-  unrelated one;
-- ``unsure`` when it cannot tell (a bare ordinal swapped), so that only a judge may merge;
+- ``different`` when the change flips the act: a negation added or removed over a word both
+  texts keep, an antonym or a reversed direction, names, items or values that traded places,
+  "I" and "you" swapped, a request against a thank-you, a report or a question
+  (``dedup/lexicon.py``, ``dedup/moves.py``, ``dedup/acts.py``);
+- ``unsure`` when it cannot tell (a bare ordinal, or one content word swapped for a word that
+  is no synonym), so that only a judge may merge;
 - ``confirmed`` when the texts differ only in ways that keep the meaning (case, punctuation,
   negations absorbed into a word, synonyms), which settles a borderline match;
 - ``no_objection`` otherwise, leaving the answer to the thresholds.
@@ -14,7 +16,6 @@ verifier reads the two texts side by side, word by word, and answers:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -23,6 +24,16 @@ from typing import Protocol
 
 from rapidfuzz.distance import OSA
 
+from tooldedup.dedup.acts import act_changed, text_act
+from tooldedup.dedup.lexicon import (
+    ANTONYM_STEMS,
+    NEGATIONS,
+    NEGATIVE_WORDS,
+    STOP,
+    stem,
+    words,
+)
+from tooldedup.dedup.moves import mutual_swap, persons_changed, traded, values_moved
 from tooldedup.dedup.records import SemanticLeaf
 
 __all__ = ["RuleVerifier", "Verdict", "VerdictKind", "Verifier", "verify_leaves"]
@@ -53,133 +64,20 @@ class Verifier(Protocol):
         ...
 
 
-# Contractions first, so that every negation is a word of its own.
-_CONTRACTIONS = (
-    (re.compile(r"\bcan['\u2019]t\b"), "can not"),
-    (re.compile(r"\bwon['\u2019]t\b"), "will not"),
-    (re.compile(r"\bshan['\u2019]t\b"), "shall not"),
-    (re.compile(r"n['\u2019]t\b"), " not"),
-    (re.compile(r"\bcannot\b"), "can not"),
-)
-# A negation folded into one word says the same as the phrase ("isn't clear" = "unclear").
-_ABSORBED = tuple(
-    (re.compile(rf"\b{pattern}\b"), word)
-    for pattern, word in (
-        (r"(?:is |are |was |were |be |am )?not clear", "unclear"),
-        (r"do not forget(?: about)?", "remember"),
-        (r"(?:is |are |was |were |be )?not possible", "impossible"),
-        (r"(?:is |are |was |were |be |am )?not able to", "unable to"),
-        (r"(?:is |are |was |were |be |am )?not sure", "unsure"),
-        (r"(?:is |are |was |were |be )?not available", "unavailable"),
-        (r"(?:is |are |was |were |be )?not correct", "incorrect"),
-        (r"(?:is |are |was |were |be )?not complete", "incomplete"),
-        (r"(?:is |are |was |were |be )?not valid", "invalid"),
-        (r"(?:is |are |was |were |be )?not likely", "unlikely"),
-        (r"(?:is |are |was |were |be )?not happy", "unhappy"),
-        (r"do not hesitate to", "feel free to"),
-        (r"not (?:too |very )?far", "close"),
-        (r"no longer", "anymore not"),
-        (r"not yet", "still not"),
-        (r"can not", "unable to"),
-        (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
-        (r"whether or not", "whether"),
-        # "an exchange, not a refund" says what "an exchange instead of a refund" says.
-        (r"instead of", "not"),
-        (r"rather than", "not"),
-    )
-)
-_NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor"})
-# Words that carry a negation inside them, with what they negate: "unclear" is "not clear",
-# and "clear" against "unclear" is a flip as surely as "clear" against "not clear".
-_NEGATIVE_WORDS = {
-    "unclear": "clear", "impossible": "possible", "unable": "", "unsure": "sure",
-    "unavailable": "available", "incorrect": "correct", "incomplete": "complete",
-    "invalid": "valid", "unlikely": "likely", "unhappy": "happy", "undeliverable": "deliver",
-    "unfinished": "finished", "unresolved": "resolved", "unpaid": "paid", "unread": "read",
-    "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
-    "cannot": "",
-}  # fmt: skip
-# Pairs that reverse an act or a direction; words compare by a crude stem.
-_ANTONYMS = (
-    ("increase", "decrease"), ("raise", "lower"), ("raise", "reduce"), ("up", "down"),
-    ("upgrade", "downgrade"), ("high", "low"), ("highest", "lowest"), ("higher", "lower"),
-    ("max", "min"), ("maximum", "minimum"), ("more", "less"), ("most", "least"),
-    ("first", "last"), ("earliest", "latest"), ("oldest", "newest"), ("before", "after"),
-    ("above", "below"), ("over", "under"), ("open", "close"), ("opened", "closed"),
-    ("start", "stop"), ("start", "end"), ("started", "finished"), ("begin", "end"),
-    ("approve", "reject"), ("approve", "deny"), ("accept", "decline"), ("accept", "reject"),
-    ("allow", "deny"), ("allow", "block"), ("grant", "revoke"), ("enable", "disable"),
-    ("add", "remove"), ("include", "exclude"), ("join", "leave"), ("subscribe", "unsubscribe"),
-    ("buy", "sell"), ("purchase", "sell"), ("bought", "sold"), ("purchased", "sold"),
-    ("deposit", "withdraw"), ("credit", "debit"), ("import", "export"),
-    ("on", "off"), ("lock", "unlock"), ("mute", "unmute"), ("follow", "unfollow"),
-    ("pass", "fail"), ("win", "lose"), ("success", "failure"), ("succeeded", "failed"),
-    ("true", "false"), ("yes", "no"), ("positive", "negative"), ("gain", "loss"),
-    ("rise", "fall"), ("arrive", "depart"), ("arrival", "departure"),
-    ("incoming", "outgoing"), ("inbound", "outbound"), ("send", "receive"), ("sent", "received"),
-    ("hire", "fire"), ("keep", "drop"), ("keep", "remove"), ("hold", "release"),
-    ("confirm", "cancel"), ("book", "cancel"), ("schedule", "cancel"), ("publish", "unpublish"),
-    ("own", "other"), ("mine", "yours"), ("internal", "external"), ("public", "private"),
-    ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"), ("my", "your"),
-    ("legal", "illegal"), ("buyer", "seller"), ("inbox", "outbox"),
-    ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
-)  # fmt: skip
-_THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
-_REQUEST = re.compile(
-    r"\?|^(?:please|pls|kindly|could|can|would|will|do you|are you|is it)\b"
-    r"|\b(?:please|could you|can you|would you|will you|let me know|send me|i need)\b"
-)
 _ORDINALS = frozenset({"first", "second", "third", "last"})
 # A swapped word says "another thing" only inside enough unchanged context.
 _MIN_SWAP_CONTEXT = 4
 _MAX_ALIGNED_WORDS = 150
-_DIRECTION = frozenset({"from", "to", "into", "onto", "out", "toward", "towards"})
-# Content-word overlap above which a change of negation or of act is a flip, not a rewording.
-_MIN_NEGATION_OVERLAP = 0.7
+# Content-word overlap above which a change of act is a flip, not a rewording.
 _MIN_ACT_OVERLAP = 0.2
-_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
-_STOP = frozenset(
-    """a an the to of for in on at by with and or but is are was were be been am it its
-    this that these those i you we they he she me us them my your our their just so as from
-    do does did will would can could should shall may might must have has had please yet
-    now still also too very here there""".split()
-)
-
-
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
-
-
-_ANTONYM_STEMS = tuple((_stem(a), _stem(b)) for a, b in _ANTONYMS)
-
-
-def _words(text: str) -> list[str]:
-    lowered = text.lower()
-    for pattern, replacement in _CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
-    for pattern, word in _ABSORBED:
-        lowered = pattern.sub(word, lowered)
-    return _WORD.findall(lowered)
-
-
-def _act(text: str) -> str:
-    """``thanks`` or ``request`` when a text is purely one of them, else ``other``."""
-    lowered = text.lower().strip()
-    thanks, request = bool(_THANKS.search(lowered)), bool(_REQUEST.search(lowered))
-    if thanks != request:
-        return "thanks" if thanks else "request"
-    return "other"
 
 
 def _overlap(old: list[str], new: list[str]) -> float:
     """Shared content words (by stem, negations aside), over all of them: 1 for a minimal
     pair, low for a rewording. A rewording moves negations around freely ("can't wait" for
     "excited"); a near-identical text that gains a "not" says the opposite."""
-    a = {_stem(_NEGATIVE_WORDS.get(w, w)) for w in old if w not in _STOP | _NEGATIONS}
-    b = {_stem(_NEGATIVE_WORDS.get(w, w)) for w in new if w not in _STOP | _NEGATIONS}
+    a = {stem(NEGATIVE_WORDS.get(w, w)) for w in old if w not in STOP | NEGATIONS}
+    b = {stem(NEGATIVE_WORDS.get(w, w)) for w in new if w not in STOP | NEGATIONS}
     # A negative word stands for its root plus a negation: "unclear" overlaps "clear".
     a.discard("")
     b.discard("")
@@ -206,27 +104,33 @@ class RuleVerifier:
 
     def compare(self, stored: str, proposed: str) -> Verdict:
         """Name the change from ``stored`` to ``proposed`` that flips the act, if any."""
-        old, new = _words(stored), _words(proposed)
+        old, new = words(stored), words(proposed)
         if old == new:
             return Verdict(VerdictKind.CONFIRMED, "same words")
         negation = _negation(old, new)
-        if negation is not None and (
-            _overlap(old, new) >= _MIN_NEGATION_OVERLAP or _negated_kept(old, new)
-        ):
+        if negation is not None and _negated_kept(old, new):
             return Verdict(VerdictKind.DIFFERENT, negation)
         antonym = _antonym(old, new)
         if antonym is not None:
             return Verdict(VerdictKind.DIFFERENT, antonym)
+        moved = values_moved(stored, proposed)
+        if moved is not None:
+            return Verdict(VerdictKind.DIFFERENT, moved)
         if _template(old) == _template(new) and _numbers(old) != _numbers(new):
             # The same words around numbers that traded places: "from 12% to 1%" is not
             # "from 1% to 12%", though the bag of numbers is one.
             return Verdict(VerdictKind.DIFFERENT, "numbers traded places")
-        if sorted(old) == sorted(new) and old != new and _DIRECTION & set(old):
-            # The same words in another order around "from"/"to": a reversed direction.
-            return Verdict(VerdictKind.DIFFERENT, "the direction was reversed")
-        acts = (_act(stored), _act(proposed))
+        trade = traded(old, new)
+        if trade is None:
+            trade = mutual_swap(old, new)
+        if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
+            return Verdict(VerdictKind.DIFFERENT, f"{trade[0]}: {trade[1]} ↔ {trade[2]}")
+        acts = (text_act(stored), text_act(proposed))
         if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
             return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        new_act = act_changed(stored, proposed)
+        if new_act is not None:
+            return Verdict(VerdictKind.DIFFERENT, new_act)
         # Word alignment is quadratic in the worst case; a long text's end is compared as a
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
@@ -234,9 +138,23 @@ class RuleVerifier:
         swaps = _swaps(old, new)
         if swaps is None:
             return Verdict(VerdictKind.NO_OBJECTION)
-        return self._judge_swaps(swaps, context=len([w for w in old if w not in _STOP]))
+        context = len([w for w in old if w not in STOP])
+        return self._judge_swaps(swaps, context, persons_changed(old, new))
 
-    def _judge_swaps(self, swaps: Sequence[tuple[str, str]], context: int) -> Verdict:
+    def _interchangeable(self, first: str, second: str) -> bool:
+        """Two spans that say one thing: trading them rewords.
+
+        Never numbers, and never across a direction (``traded`` names those), however
+        alike their embeddings ("Milan", "Turin")."""
+        if self._word_cosine is None or any(c.isdigit() for c in first + second):
+            return False
+        # Places, days and regions sit at 0.6 to 0.8 ("Milan", "Turin": 0.61; "dark mode",
+        # "light mode": 0.78): only synonyms trade places without changing the request.
+        return self._word_cosine(first, second) >= self._min_synonym_cosine
+
+    def _judge_swaps(
+        self, swaps: Sequence[tuple[str, str]], context: int, persons_changed: bool
+    ) -> Verdict:
         # "09" for "9" is one number spelled two ways.
         swaps = [(a, b) for a, b in swaps if not _same_number(a, b)]
         for before, after in swaps:
@@ -248,6 +166,8 @@ class RuleVerifier:
                 return Verdict(VerdictKind.UNSURE, f"bare ordinal swapped: {before} → {after}")
         swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
         if not swaps:
+            if persons_changed:
+                return Verdict(VerdictKind.DIFFERENT, "who does what changed")
             return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
         if context < _MIN_SWAP_CONTEXT:
             # "Approve the refund" and "OK the refund": in a short text a swapped word is
@@ -282,14 +202,20 @@ def _numbers(words: list[str]) -> list[str]:
 
 def _negated_kept(old: list[str], new: list[str]) -> bool:
     """Whether a word a negation governs in one text appears un-negated in the other:
-    "do not approve the refund, under any circumstances" still says "approve"."""
+    "do not approve the refund, under any circumstances" still says "approve", and
+    "unclear" still says "clear". A negation whose word was reworded too ("has not worked"
+    for "has been broken") is a rewording, not a flip."""
     for with_neg, other in ((old, new), (new, old)):
-        plain = {_stem(w) for w in other}
+        plain = {stem(w) for w in other}
         for i, word in enumerate(with_neg):
-            if word not in _NEGATIONS:
+            root = NEGATIVE_WORDS.get(word)
+            if root:
+                governed = [root]
+            elif word in NEGATIONS or root == "":
+                governed = [w for w in with_neg[i + 1 : i + 4] if w not in STOP | NEGATIONS]
+            else:
                 continue
-            governed = [w for w in with_neg[i + 1 : i + 4] if w not in _STOP]
-            if governed and _stem(governed[0]) in plain:
+            if governed and stem(governed[0]) in plain:
                 return True
     return False
 
@@ -308,16 +234,16 @@ def _typo(before: str, after: str) -> bool:
 
 
 def _negation(old: list[str], new: list[str]) -> str | None:
-    before = sum(w in _NEGATIONS or w in _NEGATIVE_WORDS for w in old)
-    after = sum(w in _NEGATIONS or w in _NEGATIVE_WORDS for w in new)
+    before = sum(w in NEGATIONS or w in NEGATIVE_WORDS for w in old)
+    after = sum(w in NEGATIONS or w in NEGATIVE_WORDS for w in new)
     if before % 2 == after % 2:
         return None
     return f"a negation was {'added' if after > before else 'removed'}"
 
 
 def _antonym(old: list[str], new: list[str]) -> str | None:
-    a, b = {_stem(w) for w in old}, {_stem(w) for w in new}
-    for x, y in _ANTONYM_STEMS:
+    a, b = {stem(w) for w in old}, {stem(w) for w in new}
+    for x, y in ANTONYM_STEMS:
         for left, right in ((x, y), (y, x)):
             if left in a and right in b and left not in b and right not in a:
                 return f"reversed: {left} → {right}"
@@ -330,8 +256,8 @@ def _swaps(old: list[str], new: list[str]) -> list[tuple[str, str]] | None:
     None when the texts differ by more than a few substitutions (a rewording), where word
     alignment says nothing; a list (maybe empty) when only substitutions remain.
     """
-    content_old = [w for w in old if w not in _STOP]
-    content_new = [w for w in new if w not in _STOP]
+    content_old = [w for w in old if w not in STOP]
+    content_new = [w for w in new if w not in STOP]
     matcher = SequenceMatcher(a=content_old, b=content_new, autojunk=False)
     swaps: list[tuple[str, str]] = []
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():

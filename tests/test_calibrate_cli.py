@@ -58,7 +58,7 @@ def test_calibrate_shipped_pairs_with_mode_comparison(tmp_path: Path, model_cach
         "0.9",
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert "384 pairs scored" in result.stdout  # 60 of each kind, and all 24 hard negatives
+    assert "420 pairs scored" in result.stdout  # 60 of each of the 7 kinds
     modes = (tmp_path / "report-modes.md").read_text()
     assert "whole-call embedding, cosine >= 0.85" in modes
     assert "field-aware funnel, defaults" in modes

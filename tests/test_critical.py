@@ -34,10 +34,19 @@ from tooldedup.dedup.critical import critical_tokens
         # Negation is the verifier's to judge, not a token: see tests/test_verifier.py.
         ("please do not approve it", ()),
         ("don't send it", ()),
-        ("Scores: Ana: 4, Ben: 2", ("2", "4", "ana=4", "ben", "ben=2")),
-        ("give 5 to Carla", ("5", "carla=5")),
+        # Values bound to names are the verifier's to compare (tests/test_verifier.py).
+        ("Scores: Ana: 4, Ben: 2", ("2", "4")),
+        ("give 5 to Carla", ("5",)),
+        ("500 CHF and 3 GB", ("3", "500", "chf", "gb")),
+        ("the Oct 12 food truck festival", ("12", "october")),
         ("forward it to Bob@Example.com, then /srv/a/b", ("@/srv/a/b", "@bob@example.com")),
         ("2 to 3 days", ("2", "3")),
+        # A month is no name to bind a value to, and a comma after a number ends it.
+        ("from July 8 to July 19", ("19", "8", "july", "july")),
+        ("estimated $4,200, but not more", ("4200", "usd")),
+        # Words after a number that are not units.
+        ("Truck 17 has reached 60,000 km", ("17", "60000", "km")),
+        ("let me know by 11 if you can", ("11",)),
     ],
 )
 def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
@@ -57,8 +66,6 @@ def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
         ("500 CHF", "500 CAD"),
         ("5 kg", "5 lb"),
         ("123456789012345678901234567890", "123456789012345678901234567891"),
-        ("Ana: 4, Ben: 2", "Ana: 2, Ben: 4"),
-        ("Give 5 to Carla and 3 to Dan", "Give 3 to Carla and 5 to Dan"),
         ("Transfer 1.000 EUR", "Transfer 1 EUR"),
         ("Transfer 1.000 EUR", "Transfer 1000 EUR"),
         ("pay 1,000 EUR and 2,5 kg", "pay 1000 EUR and 2,5 kg"),

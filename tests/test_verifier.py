@@ -114,6 +114,95 @@ VERIFIER = RuleVerifier(_cosine)
             "no_objection",
             None,
         ),
+        # Values bound to names, and names or items that traded places.
+        ("Scores: Ana: 4, Ben: 2", "Scores: Ben 4, Ana 2", "different", "values changed"),
+        ("Give 5 to Carla and 3 to Dan", "Give 3 to Carla, 5 to Dan", "different", "values"),
+        (
+            "Pizza: Sam 3 slices, Leo 2",
+            "Order 3 slices for Sam and 2 for Leo",
+            "no_objection",
+            None,
+        ),
+        (
+            "Leo brings wine, Ada brings cake",
+            "Leo brings cake, Ada brings wine",
+            "different",
+            "traded",
+        ),
+        (
+            "Julia will mentor Kenji from May",
+            "Kenji will mentor Julia from May",
+            "different",
+            "traded",
+        ),
+        (
+            "Train from Milan to Turin at 8",
+            "Train from Turin to Milan at 8",
+            "different",
+            "direction",
+        ),
+        (
+            "Thanks to Ingrid and Tomas for this",
+            "Thanks to Tomas and Ingrid for this",
+            "no_objection",
+            None,
+        ),
+        (
+            "Swap the grey covers for the navy ones",
+            "Swap the navy covers for the grey ones",
+            "different",
+            "grey",
+        ),
+        ("Ferry from Split to Hvar, 3 PM", "3 PM ferry from Split to Hvar", "no_objection", None),
+        # Who does what, and the act of a sentence whose words stay.
+        ("Rent for June: I sent you $650", "Rent for June: you sent me $650", "different", "who"),
+        ("I am on my way to your place", "On my way to your place", "confirmed", None),
+        ("Please cancel order FX-2093", "We've cancelled order FX-2093", "different", "report"),
+        (
+            "Don't forget to return the books",
+            "Thanks for returning the books",
+            "different",
+            "thanks",
+        ),
+        (
+            "Wi-Fi keeps dropping in room 4B.",
+            "Is Wi-Fi still dropping in room 4B?",
+            "different",
+            "question",
+        ),
+        (
+            "Please file the trademark by June 30.",
+            "Did you file the trademark by June 30?",
+            "different",
+            "question",
+        ),
+        (
+            "Please approve invoice 4471 today.",
+            "Could you approve invoice 4471 today?",
+            "confirmed",
+            None,
+        ),
+        ("I need to cancel my booking", "I have to cancel my booking", "no_objection", None),
+        # A negation whose word was reworded too is a rewording; one that keeps it flips.
+        (
+            "The radiator has not worked since Sunday",
+            "The radiator has been broken since Sunday",
+            "no_objection",
+            None,
+        ),
+        (
+            "The estimate does not include the floor",
+            "The estimate leaves out the floor",
+            "no_objection",
+            None,
+        ),
+        ("Move it to a later date, not cancel it", "Cancel it", "different", "negation"),
+        (
+            "The workaround works for them",
+            "The workaround does not work for them",
+            "different",
+            "negation",
+        ),
     ],
 )
 def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:

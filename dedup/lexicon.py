@@ -1,0 +1,152 @@
+"""The verifier's word lists: negations, antonyms, function words, and how a text becomes words.
+
+A rewording and a flip differ in a few words; these lists name the words that carry the
+difference ("not", "unclear", "increase"/"decrease") and the ones that carry none.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "ANTONYM_STEMS",
+    "DIRECTION",
+    "FIRST_PERSON",
+    "JOINERS",
+    "NEGATIONS",
+    "NEGATIVE_WORDS",
+    "SECOND_PERSON",
+    "STOP",
+    "root",
+    "stem",
+    "words",
+]
+
+# Contractions first, so that every negation is a word of its own.
+_CONTRACTIONS = (
+    (re.compile(r"\bcan['\u2019]t\b"), "can not"),
+    (re.compile(r"\bwon['\u2019]t\b"), "will not"),
+    (re.compile(r"\bshan['\u2019]t\b"), "shall not"),
+    (re.compile(r"n['\u2019]t\b"), " not"),
+    (re.compile(r"\bcannot\b"), "can not"),
+)
+# A negation folded into one word says the same as the phrase ("isn't clear" = "unclear").
+_ABSORBED = tuple(
+    (re.compile(rf"\b{pattern}\b"), word)
+    for pattern, word in (
+        (r"(?:is |are |was |were |be |am )?not clear", "unclear"),
+        (r"do not forget(?: about)?", "remember"),
+        (r"(?:is |are |was |were |be )?not possible", "impossible"),
+        (r"(?:is |are |was |were |be |am )?not able to", "unable to"),
+        (r"(?:is |are |was |were |be |am )?not sure", "unsure"),
+        (r"(?:is |are |was |were |be )?not available", "unavailable"),
+        (r"(?:is |are |was |were |be )?not correct", "incorrect"),
+        (r"(?:is |are |was |were |be )?not complete", "incomplete"),
+        (r"(?:is |are |was |were |be )?not valid", "invalid"),
+        (r"(?:is |are |was |were |be )?not likely", "unlikely"),
+        (r"(?:is |are |was |were |be )?not happy", "unhappy"),
+        (r"do not hesitate to", "feel free to"),
+        (r"not (?:too |very )?far", "close"),
+        (r"no longer", "anymore not"),
+        (r"not yet", "still not"),
+        (r"can not", "unable to"),
+        (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
+        (r"whether or not", "whether"),
+        # "an exchange, not a refund" says what "an exchange instead of a refund" says.
+        (r"instead of", "not"),
+        (r"rather than", "not"),
+    )
+)
+NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor"})
+# Words that carry a negation inside them, with what they negate: "unclear" is "not clear",
+# and "clear" against "unclear" is a flip as surely as "clear" against "not clear".
+NEGATIVE_WORDS = {
+    "unclear": "clear", "impossible": "possible", "unable": "", "unsure": "sure",
+    "unavailable": "available", "incorrect": "correct", "incomplete": "complete",
+    "invalid": "valid", "unlikely": "likely", "unhappy": "happy", "undeliverable": "deliver",
+    "unfinished": "finished", "unresolved": "resolved", "unpaid": "paid", "unread": "read",
+    "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
+    "cannot": "",
+}  # fmt: skip
+# Pairs that reverse an act or a direction; words compare by a crude stem.
+_ANTONYMS = (
+    ("increase", "decrease"), ("raise", "lower"), ("raise", "reduce"), ("up", "down"),
+    ("upgrade", "downgrade"), ("high", "low"), ("highest", "lowest"), ("higher", "lower"),
+    ("max", "min"), ("maximum", "minimum"), ("more", "less"), ("most", "least"),
+    ("first", "last"), ("earliest", "latest"), ("oldest", "newest"), ("before", "after"),
+    ("above", "below"), ("over", "under"), ("open", "close"), ("opened", "closed"),
+    ("start", "stop"), ("start", "end"), ("started", "finished"), ("begin", "end"),
+    ("approve", "reject"), ("approve", "deny"), ("accept", "decline"), ("accept", "reject"),
+    ("allow", "deny"), ("allow", "block"), ("grant", "revoke"), ("enable", "disable"),
+    ("add", "remove"), ("include", "exclude"), ("join", "leave"), ("subscribe", "unsubscribe"),
+    ("buy", "sell"), ("purchase", "sell"), ("bought", "sold"), ("purchased", "sold"),
+    ("deposit", "withdraw"), ("credit", "debit"), ("import", "export"),
+    ("on", "off"), ("lock", "unlock"), ("mute", "unmute"), ("follow", "unfollow"),
+    ("pass", "fail"), ("win", "lose"), ("success", "failure"), ("succeeded", "failed"),
+    ("true", "false"), ("yes", "no"), ("positive", "negative"), ("gain", "loss"),
+    ("rise", "fall"), ("arrive", "depart"), ("arrival", "departure"),
+    ("incoming", "outgoing"), ("inbound", "outbound"), ("send", "receive"), ("sent", "received"),
+    ("hire", "fire"), ("keep", "drop"), ("keep", "remove"), ("hold", "release"),
+    ("confirm", "cancel"), ("book", "cancel"), ("schedule", "cancel"), ("publish", "unpublish"),
+    ("own", "other"), ("mine", "yours"), ("internal", "external"), ("public", "private"),
+    ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"), ("my", "your"),
+    ("legal", "illegal"), ("buyer", "seller"), ("inbox", "outbox"),
+    ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
+)  # fmt: skip
+
+
+DIRECTION = frozenset({"from", "to", "into", "onto", "out", "toward", "towards"})
+
+
+_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
+
+
+# "1,200" is one number: its grouping comma goes before the text is cut into words.
+_GROUPED = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+
+
+# Words that join a list: "Ingrid and Tomas" for "Tomas and Ingrid" is the list reordered.
+JOINERS = frozenset({"and", "or", "nor", "plus", "then", "also", "both", "either"})
+
+
+STOP = frozenset(
+    """a an the to of for in on at by with and or but is are was were be been am it its
+    this that these those i you we they he she me us them my your our their just so as from
+    do does did will would can could should shall may might must have has had please yet
+    now still also too very here there""".split()
+)
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def root(word: str) -> str:
+    """A stem with a doubled last consonant made one: "cancelled" and "cancel" agree."""
+    word = stem(word)
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouy":
+        return word[:-1]
+    return word
+
+
+ANTONYM_STEMS = tuple((stem(a), stem(b)) for a, b in _ANTONYMS)
+
+
+def words(text: str) -> list[str]:
+    lowered = _GROUPED.sub("", text.lower())
+    for pattern, replacement in _CONTRACTIONS:
+        lowered = pattern.sub(replacement, lowered)
+    for pattern, word in _ABSORBED:
+        lowered = pattern.sub(word, lowered)
+    return _WORD.findall(lowered)
+
+
+FIRST_PERSON = frozenset(
+    "i me my mine we us our ours i'm i'll i've i'd we're we'll we've we'd".split()
+)
+
+
+SECOND_PERSON = frozenset("you your yours you're you'll you've you'd".split())

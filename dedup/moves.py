@@ -1,0 +1,102 @@
+"""Changes that keep a text's words and move them: spans or values that traded places, and
+pronouns that swapped who does what.
+
+A bag of words, and a bag of numbers, stays the same when "Leo brings wine, Ada brings
+dessert" becomes "Leo brings dessert, Ada brings wine"; the order tells them apart.
+"""
+
+from __future__ import annotations
+
+from difflib import SequenceMatcher
+
+from tooldedup.dedup.critical import slot_values
+from tooldedup.dedup.lexicon import DIRECTION, FIRST_PERSON, JOINERS, SECOND_PERSON, STOP, stem
+
+__all__ = ["Trade", "mutual_swap", "persons_changed", "traded", "values_moved"]
+
+_MAX_TRADED_SPAN = 40
+
+
+Trade = tuple[str, str, str]
+
+
+def traded(old: list[str], new: list[str]) -> Trade | str | None:
+    """Two spans that traded places around other words: "Leo brings wine, Ada brings
+    dessert" against "Leo brings dessert, Ada brings wine", or "you owe Marcus" against
+    "Marcus owes you", or "from Lisbon to Porto" against "from Porto to Lisbon". A list
+    reordered ("Ingrid and Tomas") is no trade: the answer is then empty, and None when the
+    texts are not one trade apart. A trade is (what, one span, the other)."""
+    a, b = [stem(w) for w in old], [stem(w) for w in new]
+    if a == b or sorted(a) != sorted(b):
+        return None
+    start = 0
+    while a[start] == b[start]:
+        start += 1
+    end = 0
+    while a[-1 - end] == b[-1 - end]:
+        end += 1
+    left, right = a[start : len(a) - end], b[start : len(b) - end]
+    size = len(left)
+    if size > _MAX_TRADED_SPAN:
+        return None
+    for first in range(1, size):
+        for last in range(1, size - first):
+            between = left[first : size - last]
+            if (
+                left[:first] == right[size - first :]
+                and left[size - last :] == right[:last]
+                and between == right[last : size - first]
+            ):
+                if all(w in JOINERS or (w in STOP and w not in DIRECTION) for w in between):
+                    return ""
+                moved = old[start : start + first], old[start + size - last : start + size]
+                what = "the direction was reversed" if DIRECTION & set(left) else "traded places"
+                return what, " ".join(moved[0]), " ".join(moved[1])
+    return None
+
+
+def mutual_swap(old: list[str], new: list[str]) -> Trade | None:
+    """Two words each put in the other's place ("the grey covers I received for the navy
+    ones" against "the navy covers I received for the grey ones")."""
+    matcher = SequenceMatcher(a=old, b=new, autojunk=False)
+    swapped: set[tuple[str, str]] = set()
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        if tag != "replace" or i2 - i1 != j2 - j1:
+            return None
+        swapped.update(zip(old[i1:i2], new[j1:j2], strict=True))
+    for before, after in swapped:
+        if (after, before) in swapped and before not in STOP:
+            return "traded places", before, after
+    return None
+
+
+def persons_changed(old: list[str], new: list[str]) -> bool:
+    """The same content words with "I" and "you" in other places: "I sent you $650" against
+    "you sent me $650". Pronouns added or dropped ("I am on my way" / "on my way") reword."""
+
+    def persons(words: list[str]) -> list[str]:
+        return [
+            "1" if w in FIRST_PERSON else "2"
+            for w in words
+            if w in FIRST_PERSON or w in SECOND_PERSON
+        ]
+
+    def within(short: list[str], long: list[str]) -> bool:
+        rest = iter(long)
+        return all(person in rest for person in short)
+
+    mine, theirs = persons(old), persons(new)
+    return bool(mine and theirs) and not within(mine, theirs) and not within(theirs, mine)
+
+
+def values_moved(stored: str, proposed: str) -> str | None:
+    """A name both texts give a value, given another: "Ana: 4, Ben: 2" against "Ben got 4,
+    Ana: 2". The bag of numbers is one, so only the bindings tell."""
+    theirs = slot_values(proposed)
+    for name, values in slot_values(stored).items():
+        if name in theirs and theirs[name] != values:
+            before, after = ", ".join(sorted(values)), ", ".join(sorted(theirs[name]))
+            return f"values changed places: {name} {before} → {after}"
+    return None

@@ -13,41 +13,54 @@ from tooldedup.dedup.lexicon import STOP, root, words
 __all__ = ["act_changed", "text_act"]
 
 _THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
-
-
-_REQUEST = re.compile(
-    r"\?|^(?:please|pls|kindly|could|can|would|will|do you|are you|is it)\b"
+_ASKS = (
+    r"^(?:please|pls|kindly|could|can|would|will|do you|are you|is it)\b"
     r"|\b(?:please|could you|can you|would you|will you|let me know|send me|i need)\b"
     r"|\b(?:let's|let us|don't forget|do not forget|remember to|make sure)\b"
 )
-
-
-# A sentence that reports the act done: "We've cancelled order FX-2093" is no "Please cancel".
-_REPORT = re.compile(
-    r"^(?:(?:hi|hey|hello|ok|okay|update|fyi)\b[^a-z]*)?"
-    r"(?:(?:we've|i've|we have|i have|it's been|has been)\s+(?:already\s+|just\s+)?"
-    r"|(?:we|i)\s+(?:already|just)\s+)[a-z]+(?:ed|en|t)\b"
+# A whole text that asks: any question counts, as well as the words of a request.
+_REQUEST = re.compile(r"\?|" + _ASKS)
+# A sentence that asks by its words; "API down?" is a question, not a request.
+_SENTENCE_REQUEST = re.compile(_ASKS)
+_PARTICIPLE = (
+    r"(?:[a-z]+(?<!e)ed|paid|made|sent|done|sold|bought|put|set|shut|cut|given|taken|written"
+    r"|told|kept|left|got|brought|held|gone|seen|signed off)"
 )
-
-
+# A sentence that reports the act done: "We've cancelled order FX-2093" is no "Please cancel",
+# and neither is "Order FX-2093 has been cancelled".
+_REPORT = re.compile(
+    r"^(?:[^,]{0,60},\s*)?(?:we've|i've|we have|i have|we|i)\s+(?:already\s+|just\s+)?"
+    + _PARTICIPLE
+    + r"\b|\b(?:has|have|had) been\s+(?:already\s+|just\s+)?"
+    + _PARTICIPLE
+    + r"\b"
+)
 _SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
-
-
-# A yes/no question about a fact ("Did you file it?", "Is the store closed?") asks, where
-# the same words without it tell or request.
+# A yes/no question about a fact ("Did you file it?", "Is the store closed?", "Should I book
+# it?") asks, where the same words without it tell or request.
 _QUERY = re.compile(
     r"^(?:(?:hi|hey|hello|so|and|but)\b[^a-z]*(?:[a-z]+\b[^a-z]*){0,3})?"
-    r"(?:is|are|was|were|did|does|has|have|had)\b"
+    r"(?:is|are|was|were|did|does|has|have|had|should|shall)\b"
 )
-
-
-# A question against the same sentence told asks for more overlap: rewordings turn a
-# request into a question often ("Please approve it" / "Could you approve it?").
-_MIN_QUESTION_OVERLAP = 0.75
-
-
-# Content-word overlap (by stem) at which two sentences say the same thing but for their act.
-_MIN_SENTENCE_OVERLAP = 0.6
+# Acts that cannot stand for each other, sentence against sentence.
+_CONFLICTS = (
+    frozenset({"request", "thanks"}),
+    frozenset({"request", "report"}),
+    frozenset({"question", "request"}),
+    frozenset({"question", "statement"}),
+    frozenset({"question", "report"}),
+    frozenset({"question", "thanks"}),
+)
+# Content-word overlap (by root, act words aside) at which two sentences say the same thing
+# but for their act. Rewordings move content between sentences ("I've attached the contract.
+# Please sign it." / "Please sign the attached contract.": 0.67), so the bar sits above them.
+_MIN_SENTENCE_OVERLAP = 0.75
+# Words that mark the act, not the content: "Don't forget to return the books" and "Thanks
+# for returning the books" are about the same books.
+_ACT_WORDS = frozenset(
+    "please pls kindly thanks thank appreciate appreciated grateful cheers remember forget "
+    "let us make sure know".split()
+)
 
 
 def text_act(text: str) -> str:
@@ -61,39 +74,52 @@ def text_act(text: str) -> str:
 
 def _sentence_act(sentence: str) -> str:
     lowered = sentence.lower().strip()
-    if lowered.endswith("?") and _QUERY.search(lowered):
-        return "question"
-    thanks, request = bool(_THANKS.search(lowered)), bool(_REQUEST.search(lowered))
-    if thanks != request:
-        return "thanks" if thanks else "request"
-    return "report" if _REPORT.search(lowered) and not thanks else "statement"
+    thanks, request = bool(_THANKS.search(lowered)), bool(_SENTENCE_REQUEST.search(lowered))
+    if request and not thanks:
+        return "request"
+    if lowered.endswith("?"):
+        return "question" if _QUERY.search(lowered) else "open question"
+    if thanks:
+        return "thanks"
+    return "report" if _REPORT.search(lowered) else "statement"
 
 
 def act_changed(stored: str, proposed: str) -> str | None:
     """A sentence whose words stay but whose act changes: a request against a thank-you or
     against a report that it was done ("Please cancel order FX-2093" / "We've cancelled
-    order FX-2093")."""
-    theirs = [(s, _sentence_act(s), _content(s)) for s in _SENTENCE.findall(proposed)]
+    order FX-2093"), or a yes/no question against the same words told or asked for.
+
+    A sentence the other text also says with the same act is no change."""
+    theirs = [(_sentence_act(s), _content(s)) for s in _SENTENCE.findall(proposed)]
     for sentence in _SENTENCE.findall(stored):
         act, mine = _sentence_act(sentence), _content(sentence)
         if not mine:
             continue
-        for _, other_act, other_words in theirs:
-            if act == other_act:
-                continue
-            if "question" in (act, other_act):
-                needed = _MIN_QUESTION_OVERLAP
-            elif {act, other_act} in ({"request", "thanks"}, {"request", "report"}):
-                needed = _MIN_SENTENCE_OVERLAP
-            else:
-                continue
-            if len(mine & other_words) / len(mine | other_words) >= needed:
+        alike = [
+            other_act
+            for other_act, other in theirs
+            if len(mine & other) / len(mine | other) >= _MIN_SENTENCE_OVERLAP
+        ]
+        if act in alike:
+            continue
+        for other_act in alike:
+            if frozenset({act, other_act}) in _CONFLICTS:
                 return f"a {act} became a {other_act}"
     return None
+
+
+# Past forms a report uses for the verb a request used: "We've paid invoice 42".
+_IRREGULAR = {
+    "paid": "pay", "made": "make", "sent": "send", "sold": "sell", "bought": "buy",
+    "done": "do", "given": "give", "taken": "take", "written": "write", "told": "tell",
+    "kept": "keep", "brought": "bring", "held": "hold", "left": "leave", "got": "get",
+}  # fmt: skip
 
 
 def _content(sentence: str) -> set[str]:
     # Numbers are the exact signature's, and would make any two sentences about them alike.
     return {
-        root(w) for w in words(sentence) if w not in STOP and "'" not in w and not w[:1].isdigit()
+        root(_IRREGULAR.get(w, w))
+        for w in words(sentence)
+        if w not in STOP and w not in _ACT_WORDS and "'" not in w and not w[:1].isdigit()
     }

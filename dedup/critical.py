@@ -68,21 +68,30 @@ _CURRENCY = {
 # Oct 12 food truck festival", "by 11 if"): a list of units stays right where a list of
 # non-units never ends.
 _UNIT_WORDS = frozenset(
-    """mg g kg t lb lbs oz ml cl dl l gal mm cm m km in ft yd mi mph kph kmh kmph
-    ms s sec secs min mins h hr hrs wk wks mo yr yrs kb mb gb tb pb kbps mbps gbps
-    b k bn mn w kw kwh mw v mv mah hz khz mhz ghz px pt em rem dpi c f pcs pc x
-    usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk brl mxn zar nzd sgd hkd
-    btc eth""".split()
+    """mg mcg ng g kg t lb lbs oz ml cl dl l gal tsp tbsp mm cm m km ft yd mi mph kph kmh kmph
+    ms s sec secs min mins h hr hrs wk wks mo yr yrs kb mb gb tb pb kib mib gib tib kbps mbps
+    gbps b k bn mn mil bil mln bln w kw kwh mw mwh gw gwh twh v mv mah hz khz mhz ghz rpm rps
+    px pt em rem dpi c f deg cal kcal kj psi kpa bar atm ppm ppb mol mmol ha ac sqm sqft ct kt
+    bp bps pp pct x pcs pc
+    usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk huf ron bgn isk rub uah krw
+    ils thb php idr myr vnd twd hkd sgd nzd aed sar qar kwd egp ngn kes zar brl mxn ars clp cop
+    pen btc eth ada dot sol usdt usdc xrp doge ltc""".split()
+)
+# Three capitals after a number are a code ("500 CHF", "3 XXL"), unless they spell a word.
+_NOT_CODES = frozenset(
+    "for the and you not are all can get any but our off out per via new now".split()
 )
 _ORDINAL_SUFFIX = frozenset({"st", "nd", "rd", "th"})
 # A value bound to a named slot: "Ana: 4", "Ben = 2", "Leo 2", "4 for Ana". A swap of values
 # between names keeps the bag of numbers; the verifier compares the bindings two texts share.
-_SLOT_AFTER = re.compile(
-    r"(?<![\w'-])([A-Z][A-Za-z'-]{0,40})(?:\s*[:=]\s*|\s+)(-?\d[\d.,]*\d|-?\d)\b"
+_SLOT_AFTER = re.compile(r"(?<![\w'-])([A-Z][\w'-]{0,40})\s*[:=]\s*(-?\d[\d.,]*\d|-?\d)\b")
+# "Sam 3 slices, Leo 2": a name and its value after a list's separator. A text's first word
+# is no name ("Set 3 reminders").
+_SLOT_LISTED = re.compile(
+    r"(?:[,:;(]|\band|\bor)\s+([A-Z][A-Za-z'-]{0,40})\s+(-?\d[\d.,]*\d|-?\d)\b"
 )
-_SLOT_BEFORE = re.compile(
-    r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+(?:for|to)\s+([A-Z][\w'-]{0,40})"
-)
+# "4 for Ana"; not "to", which ends as many ranges and addresses ("from account 3 to Ana").
+_SLOT_BEFORE = re.compile(r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+for\s+([A-Z][\w'-]{0,40})")
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
@@ -230,6 +239,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
 def slot_values(text: str) -> dict[str, frozenset[str]]:
     """The values a text binds to capitalised names: "Ana: 4, Ben: 2" gives ana 4, ben 2."""
     bound = [(m.group(1), m.group(2)) for m in _SLOT_AFTER.finditer(text)]
+    bound += [(m.group(1), m.group(2)) for m in _SLOT_LISTED.finditer(text)]
     bound += [(m.group(2), m.group(1)) for m in _SLOT_BEFORE.finditer(text)]
     values: dict[str, set[str]] = {}
     for name, value in bound:
@@ -241,7 +251,7 @@ def slot_values(text: str) -> dict[str, frozenset[str]]:
 
 
 def _is_code(word: str) -> bool:
-    return len(word) == 3 and word.isupper()
+    return len(word) == 3 and word.isupper() and word.lower() not in _NOT_CODES
 
 
 def _is_number(m: re.Match[str]) -> bool:

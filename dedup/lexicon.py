@@ -98,7 +98,8 @@ _ANTONYMS = (
 DIRECTION = frozenset({"from", "to", "into", "onto", "out", "toward", "towards"})
 
 
-_WORD = re.compile(r"[a-z0-9]+(?:['\u2019][a-z]+)?")
+# Letters of any script: Cyrillic or Chinese text is words too, never "no words".
+_WORD = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?")
 
 
 # "1,200" is one number: its grouping comma goes before the text is cut into words.
@@ -125,9 +126,13 @@ def stem(word: str) -> str:
 
 
 def root(word: str) -> str:
-    """A stem with a doubled last consonant made one: "cancelled" and "cancel" agree."""
+    """A stem with a doubled last consonant made one and a final "e" dropped: "cancelled"
+    and "cancel" agree, and so do "moved" and "move"."""
     word = stem(word)
     if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiouy":
+        return word[:-1]
+    # "schedule" and "scheduled", "move" and "moved".
+    if len(word) >= 4 and word.endswith("e"):
         return word[:-1]
     return word
 

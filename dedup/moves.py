@@ -12,9 +12,22 @@ from difflib import SequenceMatcher
 from tooldedup.dedup.critical import slot_values
 from tooldedup.dedup.lexicon import DIRECTION, FIRST_PERSON, JOINERS, SECOND_PERSON, STOP, stem
 
-__all__ = ["Trade", "mutual_swap", "persons_changed", "traded", "values_moved"]
+__all__ = [
+    "Trade",
+    "direction_flipped",
+    "mutual_swap",
+    "persons_changed",
+    "traded",
+    "values_moved",
+]
 
 _MAX_TRADED_SPAN = 40
+# What may stand between two items of a list reordered: "the report and the slides".
+_ARTICLES = frozenset({"a", "an", "the", "as", "well"})
+# One direction put for the other, word for word: "calls to Brazil" / "calls from Brazil".
+_OPPOSITE_DIRECTIONS = frozenset(
+    {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}
+)
 
 
 Trade = tuple[str, str, str]
@@ -47,7 +60,7 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
                 and left[size - last :] == right[:last]
                 and between == right[last : size - first]
             ):
-                if all(w in JOINERS or (w in STOP and w not in DIRECTION) for w in between):
+                if all(w in JOINERS or w in _ARTICLES for w in between):
                     return ""
                 moved = old[start : start + first], old[start + size - last : start + size]
                 what = "the direction was reversed" if DIRECTION & set(left) else "traded places"
@@ -99,4 +112,14 @@ def values_moved(stored: str, proposed: str) -> str | None:
         if name in theirs and theirs[name] != values:
             before, after = ", ".join(sorted(values)), ", ".join(sorted(theirs[name]))
             return f"values changed places: {name} {before} → {after}"
+    return None
+
+
+def direction_flipped(old: list[str], new: list[str]) -> str | None:
+    """A direction word replaced by its opposite where everything around it stays."""
+    matcher = SequenceMatcher(a=old, b=new, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
+            if (old[i1], new[j1]) in _OPPOSITE_DIRECTIONS:
+                return f"the direction was reversed: {old[i1]} → {new[j1]}"
     return None

@@ -33,7 +33,13 @@ from tooldedup.dedup.lexicon import (
     stem,
     words,
 )
-from tooldedup.dedup.moves import mutual_swap, persons_changed, traded, values_moved
+from tooldedup.dedup.moves import (
+    direction_flipped,
+    mutual_swap,
+    persons_changed,
+    traded,
+    values_moved,
+)
 from tooldedup.dedup.records import SemanticLeaf
 
 __all__ = ["RuleVerifier", "Verdict", "VerdictKind", "Verifier", "verify_leaves"]
@@ -70,6 +76,8 @@ _MIN_SWAP_CONTEXT = 4
 _MAX_ALIGNED_WORDS = 150
 # Content-word overlap above which a change of act is a flip, not a rewording.
 _MIN_ACT_OVERLAP = 0.2
+# Words between a negation and what it negates: "do not ever delete" still negates "delete".
+_ADVERBS = frozenset("ever again always really even once any more longer further".split())
 
 
 def _overlap(old: list[str], new: list[str]) -> float:
@@ -106,6 +114,9 @@ class RuleVerifier:
         """Name the change from ``stored`` to ``proposed`` that flips the act, if any."""
         old, new = words(stored), words(proposed)
         if old == new:
+            # No words at all ("👍" against "👎") confirm nothing.
+            if not old:
+                return Verdict(VerdictKind.NO_OBJECTION)
             return Verdict(VerdictKind.CONFIRMED, "same words")
         negation = _negation(old, new)
         if negation is not None and _negated_kept(old, new):
@@ -120,21 +131,24 @@ class RuleVerifier:
             # The same words around numbers that traded places: "from 12% to 1%" is not
             # "from 1% to 12%", though the bag of numbers is one.
             return Verdict(VerdictKind.DIFFERENT, "numbers traded places")
+        acts = (text_act(stored), text_act(proposed))
+        if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
+            return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        # Word alignment is quadratic in the worst case; a long text's end is compared as a
+        # leaf of its own (800 characters), which stays under the bound.
+        if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
+            return Verdict(VerdictKind.NO_OBJECTION)
         trade = traded(old, new)
         if trade is None:
             trade = mutual_swap(old, new)
         if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
             return Verdict(VerdictKind.DIFFERENT, f"{trade[0]}: {trade[1]} ↔ {trade[2]}")
-        acts = (text_act(stored), text_act(proposed))
-        if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
-            return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        flipped = direction_flipped(old, new)
+        if flipped is not None:
+            return Verdict(VerdictKind.DIFFERENT, flipped)
         new_act = act_changed(stored, proposed)
         if new_act is not None:
             return Verdict(VerdictKind.DIFFERENT, new_act)
-        # Word alignment is quadratic in the worst case; a long text's end is compared as a
-        # leaf of its own (800 characters), which stays under the bound.
-        if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
-            return Verdict(VerdictKind.NO_OBJECTION)
         swaps = _swaps(old, new)
         if swaps is None:
             return Verdict(VerdictKind.NO_OBJECTION)
@@ -164,10 +178,12 @@ class RuleVerifier:
                 return Verdict(VerdictKind.DIFFERENT, f"a number moved: {before} → {after}")
             if before in _ORDINALS and after in _ORDINALS:
                 return Verdict(VerdictKind.UNSURE, f"bare ordinal swapped: {before} → {after}")
+        if persons_changed:
+            # "I sent you the contract" against "you sent me the agreement": the synonym
+            # does not make up for the people who traded places.
+            return Verdict(VerdictKind.DIFFERENT, "who does what changed")
         swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
         if not swaps:
-            if persons_changed:
-                return Verdict(VerdictKind.DIFFERENT, "who does what changed")
             return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
         if context < _MIN_SWAP_CONTEXT:
             # "Approve the refund" and "OK the refund": in a short text a swapped word is
@@ -212,7 +228,9 @@ def _negated_kept(old: list[str], new: list[str]) -> bool:
             if root:
                 governed = [root]
             elif word in NEGATIONS or root == "":
-                governed = [w for w in with_neg[i + 1 : i + 4] if w not in STOP | NEGATIONS]
+                governed = [
+                    w for w in with_neg[i + 1 : i + 5] if w not in STOP | NEGATIONS | _ADVERBS
+                ]
             else:
                 continue
             if governed and stem(governed[0]) in plain:

@@ -286,6 +286,51 @@ def test_commands_and_decimal_commas_inside_prose(
             "Could you all reply on the budget thread?",
             "proceed",
         ),
+        # Values between names, items and people that traded places.
+        ("Pizza order: Sam 3 slices, Leo 2", "Pizza order: Sam 2 slices, Leo 3", "proceed"),
+        (
+            "Dinner at 7 PM: Leo brings the wine, Ada brings the dessert",
+            "Dinner at 7 PM: Leo brings the dessert, Ada brings the wine",
+            "proceed",
+        ),
+        ("Rent for June: I sent you $650", "Rent for June: you sent me $650", "proceed"),
+        (
+            "Please swap the 2 grey cushion covers I received for the navy ones I ordered",
+            "Please swap the 2 navy cushion covers I received for the grey ones I ordered",
+            "proceed",
+        ),
+        # The act of a sentence whose words stay: a report, a thank-you, a question.
+        (
+            "Please cancel order FX-2093 for 300 gaskets",
+            "We've cancelled order FX-2093 for 300 gaskets",
+            "proceed",
+        ),
+        (
+            "Don't forget to return the library books, they're due on the 14th",
+            "Thanks for returning the library books, they were due on the 14th",
+            "proceed",
+        ),
+        (
+            "The store is closed Monday 6/2 for inventory.",
+            "Is the store closed Monday 6/2 for inventory?",
+            "proceed",
+        ),
+        # A negation whose word was reworded too rewords; a list reordered rewords.
+        (
+            "Hello, the radiator in apartment 3B has not worked since Sunday. Could you fix it?",
+            "Hello, the radiator in apartment 3B has been broken since Sunday. Could you fix it?",
+            "duplicate",
+        ),
+        (
+            "Great news: Fjordline signed the renewal. Thanks to Ingrid and Tomas for closing it.",
+            "Great news: Fjordline signed the renewal. Thanks to Tomas and Ingrid for closing it.",
+            "duplicate",
+        ),
+        (
+            "Tickets for the Oct 12 food truck festival go on sale Friday at 10 AM.",
+            "Tickets for the food truck festival on Oct 12 go on sale Friday at 10 AM.",
+            "duplicate",
+        ),
     ],
 )
 def test_meaning_flips_that_cosine_cannot_see(

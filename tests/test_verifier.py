@@ -116,7 +116,7 @@ VERIFIER = RuleVerifier(_cosine)
         ),
         # Values bound to names, and names or items that traded places.
         ("Scores: Ana: 4, Ben: 2", "Scores: Ben 4, Ana 2", "different", "values changed"),
-        ("Give 5 to Carla and 3 to Dan", "Give 3 to Carla, 5 to Dan", "different", "values"),
+        ("Give 5 to Carla and 3 to Dan", "Give 3 to Carla and 5 to Dan", "different", "traded"),
         (
             "Pizza: Sam 3 slices, Leo 2",
             "Order 3 slices for Sam and 2 for Leo",
@@ -203,6 +203,51 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "negation",
         ),
+        # From the review of 0.3: what must not split, and what must not merge.
+        ("Set 3 reminders and 2 alarms", "Set 2 alarms and 3 reminders", "no_objection", None),
+        (
+            "Transfer 50 to Ana from account 3",
+            "Transfer 50 from account 3 to Ana",
+            "no_objection",
+            None,
+        ),
+        (
+            "We've updated the address. Please check the updated address.",
+            "We've updated the address. Kindly check the updated address.",
+            "no_objection",
+            None,
+        ),
+        (
+            "I've attached the contract. Please sign it.",
+            "Please sign the attached contract.",
+            "no_objection",
+            None,
+        ),
+        ("Is the API down?", "API down?", "confirmed", None),
+        (
+            "Do not ever delete the production database",
+            "Delete the production database",
+            "different",
+            "negation",
+        ),
+        (
+            "Never again send marketing emails to Bo",
+            "Send marketing emails to Bo",
+            "different",
+            "negation",
+        ),
+        ("Trade 100 USDT for SOL", "Trade 100 SOL for USDT", "different", "traded"),
+        ("Please cancel order FX-2093", "Order FX-2093 has been cancelled", "different", "report"),
+        ("Please pay invoice 42 today", "We've paid invoice 42 today", "different", "report"),
+        ("Should I book the room for Friday?", "Book the room for Friday", "different", "question"),
+        (
+            "My bill shows 14 calls to Brazil",
+            "My bill shows 14 calls from Brazil",
+            "different",
+            "direction",
+        ),
+        ("Не удаляйте базу данных", "Удалите базу данных", "no_objection", None),  # noqa: RUF001
+        ("👍", "👎", "no_objection", None),
     ],
 )
 def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:

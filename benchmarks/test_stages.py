@@ -185,8 +185,18 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
         ),
         ("I enjoy hiking, swimming and reading", "I enjoy hiking, swimming and cooking"),
         ("Please book a big room for the team offsite", "Please book a large room for the offsite"),
+        (
+            "Dinner at 7 PM: Leo brings the wine, Ada brings the dessert without nuts",
+            "Dinner at 7 PM: Leo brings the dessert without nuts, Ada brings the wine",
+        ),
+        # Near the alignment bound: 144 words in 18 sentences, one sentence's act changed.
+        (
+            " ".join(f"Please check item {i} of the list today." for i in range(18)),
+            " ".join(f"Please check item {i} of the list today." for i in range(17))
+            + " We have checked item 17 of the list today.",
+        ),
     ],
-    ids=["reworded", "word-swapped", "synonym"],
+    ids=["reworded", "word-swapped", "synonym", "traded", "144-words"],
 )
 def test_verifier(benchmark: Any, onnx_embedder: Embedder, stored: str, proposed: str) -> None:
     """The rule verifier on one matched pair, word cosines through the cached model."""

@@ -92,6 +92,62 @@ def _overlap(old: list[str], new: list[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
+@dataclass(frozen=True, slots=True)
+class _Pair:
+    """Two texts as written and as words: what each check reads."""
+
+    stored: str
+    proposed: str
+    old: list[str]
+    new: list[str]
+
+
+def _negation_flip(pair: _Pair) -> str | None:
+    negation = _negation(pair.old, pair.new)
+    return negation if negation is not None and _negated_kept(pair.old, pair.new) else None
+
+
+def _reversed(pair: _Pair) -> str | None:
+    return _antonym(pair.old, pair.new)
+
+
+def _values(pair: _Pair) -> str | None:
+    return values_moved(pair.stored, pair.proposed)
+
+
+def _numbers_traded(pair: _Pair) -> str | None:
+    # The same words around numbers that traded places: "from 12% to 1%" is not "from 1% to
+    # 12%", though the bag of numbers is one.
+    if _template(pair.old) == _template(pair.new) and _numbers(pair.old) != _numbers(pair.new):
+        return "numbers traded places"
+    return None
+
+
+def _thanks_for_request(pair: _Pair) -> str | None:
+    acts = (text_act(pair.stored), text_act(pair.proposed))
+    if {"thanks", "request"} == set(acts) and _overlap(pair.old, pair.new) >= _MIN_ACT_OVERLAP:
+        return f"a {acts[0]} became a {acts[1]}"
+    return None
+
+
+def _direction(pair: _Pair) -> str | None:
+    return direction_flipped(pair.old, pair.new)
+
+
+def _act(pair: _Pair) -> str | None:
+    return act_changed(pair.stored, pair.proposed)
+
+
+# Checks on the bags of words, cheap at any length; the others align the texts.
+_BAG_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
+    _negation_flip,
+    _reversed,
+    _values,
+    _numbers_traded,
+    _thanks_for_request,
+)
+
+
 class RuleVerifier:
     """Alignment of two texts with a negation, antonym and act lexicon; no network, no model.
 
@@ -118,42 +174,30 @@ class RuleVerifier:
             if not old:
                 return Verdict(VerdictKind.NO_OBJECTION)
             return Verdict(VerdictKind.CONFIRMED, "same words")
-        negation = _negation(old, new)
-        if negation is not None and _negated_kept(old, new):
-            return Verdict(VerdictKind.DIFFERENT, negation)
-        antonym = _antonym(old, new)
-        if antonym is not None:
-            return Verdict(VerdictKind.DIFFERENT, antonym)
-        moved = values_moved(stored, proposed)
-        if moved is not None:
-            return Verdict(VerdictKind.DIFFERENT, moved)
-        if _template(old) == _template(new) and _numbers(old) != _numbers(new):
-            # The same words around numbers that traded places: "from 12% to 1%" is not
-            # "from 1% to 12%", though the bag of numbers is one.
-            return Verdict(VerdictKind.DIFFERENT, "numbers traded places")
-        acts = (text_act(stored), text_act(proposed))
-        if {"thanks", "request"} == set(acts) and _overlap(old, new) >= _MIN_ACT_OVERLAP:
-            return Verdict(VerdictKind.DIFFERENT, f"a {acts[0]} became a {acts[1]}")
+        pair = _Pair(stored, proposed, old, new)
+        for check in _BAG_CHECKS:
+            if (reason := check(pair)) is not None:
+                return Verdict(VerdictKind.DIFFERENT, reason)
         # Word alignment is quadratic in the worst case; a long text's end is compared as a
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
             return Verdict(VerdictKind.NO_OBJECTION)
-        trade = traded(old, new)
-        if trade is None:
-            trade = mutual_swap(old, new)
-        if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
-            return Verdict(VerdictKind.DIFFERENT, f"{trade[0]}: {trade[1]} ↔ {trade[2]}")
-        flipped = direction_flipped(old, new)
-        if flipped is not None:
-            return Verdict(VerdictKind.DIFFERENT, flipped)
-        new_act = act_changed(stored, proposed)
-        if new_act is not None:
-            return Verdict(VerdictKind.DIFFERENT, new_act)
+        for check in (self._trade, _direction, _act):
+            if (reason := check(pair)) is not None:
+                return Verdict(VerdictKind.DIFFERENT, reason)
         swaps = _swaps(old, new)
         if swaps is None:
             return Verdict(VerdictKind.NO_OBJECTION)
         context = len([w for w in old if w not in STOP])
         return self._judge_swaps(swaps, context, persons_changed(old, new))
+
+    def _trade(self, pair: _Pair) -> str | None:
+        trade = traded(pair.old, pair.new)
+        if trade is None:
+            trade = mutual_swap(pair.old, pair.new)
+        if not trade or (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
+            return None
+        return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
 
     def _interchangeable(self, first: str, second: str) -> bool:
         """Two spans that say one thing: trading them rewords.

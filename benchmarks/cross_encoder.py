@@ -7,7 +7,11 @@ differs. The split is the one ``tooldedup calibrate`` uses: pairs built from one
 entry share a ``group`` and fall on one side, so no held-out text is seen in training (any
 training pair that still shares a text with a held-out pair is dropped as well).
 
-    python -m benchmarks.cross_encoder      # needs the torch extra; ~15 minutes on 2 cores
+    python -m benchmarks.cross_encoder      # needs the torch extra; ~30 minutes on 2 cores
+
+Beside ranking measures it reports what the model would do as a verifier: the held-out pairs
+through the funnel with its defaults, then every match but an exact one overturned when the
+model's logit (both orders averaged) is under a bar.
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from typing import Any
 RESULTS = Path(__file__).parent / "results"
 PAIRS = Path(__file__).parent.parent / "calibration" / "data" / "pairs.jsonl"
 KINDS = {"paraphrase": 1.0, "different": 0.0, "hard_negative": 0.0}
-Pair = tuple[str, str, float, str]
+Pair = tuple[str, str, float, str, str]
+# Logits under which the cross-encoder would overturn a funnel match, as a verifier would.
+VETO_LOGITS = (-2.0, -1.0, 0.0)
 
 
 def held_out(ref: str) -> bool:
@@ -54,9 +60,9 @@ def load() -> tuple[list[Pair], list[Pair]]:
         texts = _texts(row["a"], row["b"])
         if len(texts) != 1:
             continue
-        item = (texts[0][0], texts[0][1], KINDS[row["kind"]], row["kind"])
+        item = (texts[0][0], texts[0][1], KINDS[row["kind"]], row["kind"], row["id"])
         (test if held_out(row.get("group") or row["id"]) else train).append(item)
-    seen = {t for a, b, _, _ in test for t in (a, b)}
+    seen = {t for a, b, *_ in test for t in (a, b)}
     clean = [p for p in train if p[0] not in seen and p[1] not in seen]
     return clean, test
 
@@ -94,7 +100,7 @@ def run(layers: int, epochs: int, seed: int) -> dict[str, Any]:
     optimiser = torch.optim.AdamW(model.parameters(), lr=5e-5, weight_decay=0.01)
     loss_fn = torch.nn.BCEWithLogitsLoss()
     # Both orders: the verifier must not care which call came first.
-    examples = [(a, b, y) for a, b, y, _ in train] + [(b, a, y) for a, b, y, _ in train]
+    examples = [(a, b, y) for a, b, y, *_ in train] + [(b, a, y) for a, b, y, *_ in train]
     started = time.perf_counter()
     model.train()
     for _ in range(epochs):
@@ -136,10 +142,17 @@ def run(layers: int, epochs: int, seed: int) -> dict[str, Any]:
         return out
 
     train_scores = score(train)
-    threshold = _threshold_at(train_scores, [y for *_, y, _ in train], 0.02)
+    threshold = _threshold_at(train_scores, [p[2] for p in train], 0.02)
     test_scores = score(test)
-    labels = [y for *_, y, _ in test]
-    kinds = [k for *_, k in test]
+    labels = [p[2] for p in test]
+    kinds = [p[3] for p in test]
+    pair_seconds = []
+    with torch.no_grad():
+        for first, second, *_ in test[:200]:
+            started = time.perf_counter()
+            logits([first, second], [second, first])
+            pair_seconds.append(time.perf_counter() - started)
+    pair_seconds.sort()
 
     def share(kind: str) -> float:
         picked = [s >= threshold for s, k in zip(test_scores, kinds, strict=True) if k == kind]
@@ -159,15 +172,50 @@ def run(layers: int, epochs: int, seed: int) -> dict[str, Any]:
         "different_merged_at_train_threshold": round(share("different"), 4),
         "hard_negatives_merged_at_train_threshold": round(share("hard_negative"), 4),
         "paraphrase_recall_at_2pct_fpr_oracle": round(sum(s >= at_two for s in pos) / len(pos), 4),
+        "ms_per_pair_p50_torch": round(1000 * pair_seconds[len(pair_seconds) // 2], 2),
+        "ms_per_pair_p99_torch": round(1000 * pair_seconds[int(0.99 * len(pair_seconds))], 2),
+        **_as_verifier(test, test_scores),
     }
+
+
+def _as_verifier(test: list[Pair], scores: list[float]) -> dict[str, float]:
+    """The held-out text pairs through the funnel with its defaults, then the cross-encoder
+    overturning every match but an exact one whose logit is under each of ``VETO_LOGITS``."""
+    import tempfile
+
+    from tooldedup.calibration.samples import load_pairs
+    from tooldedup.calibration.scoring import score_pairs
+    from tooldedup.dedup.policy import PolicySet, ToolPolicy
+    from tooldedup.index.settings import ServiceSettings
+    from tooldedup.index.wiring import build_embedder
+
+    by_id = {p[4]: (p[3], s) for p, s in zip(test, scores, strict=True)}
+    pairs = [p for p in load_pairs(PAIRS) if p.ref in by_id]
+    with tempfile.TemporaryDirectory() as work:
+        samples, _ = score_pairs(
+            pairs, PolicySet.build(ToolPolicy(), {}), build_embedder(ServiceSettings()), Path(work)
+        )
+    out: dict[str, float] = {}
+    for veto in (None, *VETO_LOGITS):
+        merged: dict[str, list[bool]] = {kind: [] for kind in KINDS}
+        for sample in samples:
+            kind, logit = by_id[sample.ref]
+            match = sample.predicted(0.85)
+            if match and sample.fixed != "exact" and veto is not None and logit < veto:
+                match = False
+            merged[kind].append(match)
+        name = "funnel" if veto is None else f"funnel_veto_below_{veto:g}"
+        for kind, found in merged.items():
+            out[f"{name}_{kind}_merged"] = round(sum(found) / len(found), 4)
+    return out
 
 
 def main() -> None:
     """Train and measure; write ``results/cross-encoder.{json,md}``."""
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--layers", type=int, default=3)
-    parser.add_argument("--epochs", type=int, default=8)
-    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--seeds", type=int, default=1)
     args = parser.parse_args()
     runs = [run(args.layers, args.epochs, seed) for seed in range(args.seeds)]
     RESULTS.mkdir(exist_ok=True)

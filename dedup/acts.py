@@ -36,6 +36,7 @@ _REPORT = re.compile(
     + r"\b"
 )
 _SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
+_PRESENTING = re.compile(r"\bplease (?:find|see)\b")
 # A yes/no question about a fact ("Did you file it?", "Is the store closed?", "Should I book
 # it?") asks, where the same words without it tell or request.
 _QUERY = re.compile(
@@ -73,7 +74,9 @@ def text_act(text: str) -> str:
 
 
 def _sentence_act(sentence: str) -> str:
-    lowered = sentence.lower().strip()
+    # "Please find the report attached" hands something over, as "I've attached the report"
+    # does: a formula, not a request.
+    lowered = _PRESENTING.sub("", sentence.lower().strip())
     thanks, request = bool(_THANKS.search(lowered)), bool(_SENTENCE_REQUEST.search(lowered))
     if request and not thanks:
         return "request"

@@ -22,8 +22,9 @@ __all__ = [
 ]
 
 _MAX_TRADED_SPAN = 40
-# What may stand between two items of a list reordered: "the report and the slides".
-_ARTICLES = frozenset({"a", "an", "the", "as", "well"})
+# What may stand between two spans that trade places without a change: the items of a list
+# ("the report and the slides") or the two sides of "is" ("attached is the report").
+_ARTICLES = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"})
 # One direction put for the other, word for word: "calls to Brazil" / "calls from Brazil".
 _OPPOSITE_DIRECTIONS = frozenset(
     {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}

@@ -248,6 +248,9 @@ VERIFIER = RuleVerifier(_cosine)
         ),
         ("Не удаляйте базу данных", "Удалите базу данных", "no_objection", None),  # noqa: RUF001
         ("👍", "👎", "no_objection", None),
+        # Formulas and an inverted "is" reword ("Hi Bob" replicas race on these).
+        ("Please find the Q3 report attached", "I've attached the Q3 report", "no_objection", None),
+        ("Attached is the Q3 report", "The Q3 report is attached", "no_objection", None),
     ],
 )
 def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:

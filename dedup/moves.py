@@ -7,16 +7,19 @@ dessert" becomes "Leo brings dessert, Ada brings wine"; the order tells them apa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from tooldedup.dedup.critical import slot_values
 from tooldedup.dedup.lexicon import DIRECTION, FIRST_PERSON, JOINERS, SECOND_PERSON, STOP, stem
 
 __all__ = [
+    "Replacements",
     "Trade",
     "direction_flipped",
     "mutual_swap",
     "persons_changed",
+    "replacements",
     "traded",
     "values_moved",
 ]
@@ -69,19 +72,42 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
     return None
 
 
-def mutual_swap(old: list[str], new: list[str]) -> Trade | None:
-    """Two words each put in the other's place ("the grey covers I received for the navy
-    ones" against "the navy covers I received for the grey ones")."""
+@dataclass(frozen=True, slots=True)
+class Replacements:
+    """The word-for-word replacements between two texts, from one alignment."""
+
+    # In the order of the texts, so that the reason named is the same on every run.
+    pairs: tuple[tuple[str, str], ...]
+    singles: tuple[tuple[str, str], ...]
+    only_replaced: bool
+
+
+def replacements(old: list[str], new: list[str]) -> Replacements:
+    """Align two texts once; keep what was put in whose place."""
     matcher = SequenceMatcher(a=old, b=new, autojunk=False)
-    swapped: set[tuple[str, str]] = set()
+    pairs: dict[tuple[str, str], None] = {}
+    singles: list[tuple[str, str]] = []
+    only_replaced = True
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
             continue
         if tag != "replace" or i2 - i1 != j2 - j1:
-            return None
-        swapped.update(zip(old[i1:i2], new[j1:j2], strict=True))
-    for before, after in swapped:
-        if (after, before) in swapped and before not in STOP:
+            only_replaced = False
+            continue
+        pairs.update(dict.fromkeys(zip(old[i1:i2], new[j1:j2], strict=True)))
+        if i2 - i1 == 1:
+            singles.append((old[i1], new[j1]))
+    return Replacements(tuple(pairs), tuple(singles), only_replaced)
+
+
+def mutual_swap(replaced: Replacements) -> Trade | None:
+    """Two words each put in the other's place ("the grey covers I received for the navy
+    ones" against "the navy covers I received for the grey ones")."""
+    if not replaced.only_replaced:
+        return None
+    pairs = set(replaced.pairs)
+    for before, after in replaced.pairs:
+        if (after, before) in pairs and before not in STOP:
             return "traded places", before, after
     return None
 
@@ -116,11 +142,9 @@ def values_moved(stored: str, proposed: str) -> str | None:
     return None
 
 
-def direction_flipped(old: list[str], new: list[str]) -> str | None:
+def direction_flipped(replaced: Replacements) -> str | None:
     """A direction word replaced by its opposite where everything around it stays."""
-    matcher = SequenceMatcher(a=old, b=new, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "replace" and i2 - i1 == 1 and j2 - j1 == 1:
-            if (old[i1], new[j1]) in _OPPOSITE_DIRECTIONS:
-                return f"the direction was reversed: {old[i1]} → {new[j1]}"
+    for before, after in replaced.singles:
+        if (before, after) in _OPPOSITE_DIRECTIONS:
+            return f"the direction was reversed: {before} → {after}"
     return None

@@ -37,6 +37,7 @@ from tooldedup.dedup.moves import (
     direction_flipped,
     mutual_swap,
     persons_changed,
+    replacements,
     traded,
     values_moved,
 )
@@ -130,10 +131,6 @@ def _thanks_for_request(pair: _Pair) -> str | None:
     return None
 
 
-def _direction(pair: _Pair) -> str | None:
-    return direction_flipped(pair.old, pair.new)
-
-
 def _act(pair: _Pair) -> str | None:
     return act_changed(pair.stored, pair.proposed)
 
@@ -182,7 +179,7 @@ class RuleVerifier:
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
             return Verdict(VerdictKind.NO_OBJECTION)
-        for check in (self._trade, _direction, _act):
+        for check in (self._moved, _act):
             if (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         swaps = _swaps(old, new)
@@ -191,13 +188,15 @@ class RuleVerifier:
         context = len([w for w in old if w not in STOP])
         return self._judge_swaps(swaps, context, persons_changed(old, new))
 
-    def _trade(self, pair: _Pair) -> str | None:
+    def _moved(self, pair: _Pair) -> str | None:
+        """Spans or words that traded places, or a direction reversed, from one alignment."""
+        replaced = replacements(pair.old, pair.new)
         trade = traded(pair.old, pair.new)
         if trade is None:
-            trade = mutual_swap(pair.old, pair.new)
-        if not trade or (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
-            return None
-        return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
+            trade = mutual_swap(replaced)
+        if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
+            return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
+        return direction_flipped(replaced)
 
     def _interchangeable(self, first: str, second: str) -> bool:
         """Two spans that say one thing: trading them rewords.

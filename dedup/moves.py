@@ -27,7 +27,7 @@ __all__ = [
 _MAX_TRADED_SPAN = 40
 # What may stand between two spans that trade places without a change: the items of a list
 # ("the report and the slides") or the two sides of "is" ("attached is the report").
-_ARTICLES = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"})
+_FILLERS = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"})
 # One direction put for the other, word for word: "calls to Brazil" / "calls from Brazil".
 _OPPOSITE_DIRECTIONS = frozenset(
     {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}
@@ -64,7 +64,7 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
                 and left[size - last :] == right[:last]
                 and between == right[last : size - first]
             ):
-                if all(w in JOINERS or w in _ARTICLES for w in between):
+                if all(w in JOINERS or w in _FILLERS for w in between):
                     return ""
                 moved = old[start : start + first], old[start + size - last : start + size]
                 what = "the direction was reversed" if DIRECTION & set(left) else "traded places"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.lexicon import STOP, root, words
+from tooldedup.dedup.lexicon import NEGATIONS, STOP, plain_words, root
 
 __all__ = ["act_changed", "text_act"]
 
@@ -120,9 +120,15 @@ _IRREGULAR = {
 
 
 def _content(sentence: str) -> set[str]:
-    # Numbers are the exact signature's, and would make any two sentences about them alike.
+    # Numbers are the exact signature's, and would make any two sentences about them alike;
+    # negations are the negation check's. Words as written: folding them costs a dozen
+    # passes per sentence, and what a sentence is about does not depend on it.
     return {
         root(_IRREGULAR.get(w, w))
-        for w in words(sentence)
-        if w not in STOP and w not in _ACT_WORDS and "'" not in w and not w[:1].isdigit()
+        for w in plain_words(sentence)
+        if w not in STOP
+        and w not in NEGATIONS
+        and w not in _ACT_WORDS
+        and "'" not in w
+        and not w[:1].isdigit()
     }

@@ -7,6 +7,7 @@ difference ("not", "unclear", "increase"/"decrease") and the ones that carry non
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "ANTONYM_STEMS",
@@ -17,6 +18,7 @@ __all__ = [
     "NEGATIVE_WORDS",
     "SECOND_PERSON",
     "STOP",
+    "plain_words",
     "root",
     "stem",
     "words",
@@ -118,6 +120,8 @@ STOP = frozenset(
 )
 
 
+# Every check stems the same few hundred words again; the cache keeps that off the hot path.
+@lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -125,6 +129,7 @@ def stem(word: str) -> str:
     return word
 
 
+@lru_cache(maxsize=8192)
 def root(word: str) -> str:
     """A stem with a doubled last consonant made one and a final "e" dropped: "cancelled"
     and "cancel" agree, and so do "moved" and "move"."""
@@ -140,7 +145,13 @@ def root(word: str) -> str:
 ANTONYM_STEMS = tuple((stem(a), stem(b)) for a, b in _ANTONYMS)
 
 
+def plain_words(text: str) -> list[str]:
+    """A text's words as written, lower-cased: no contraction or negation is folded."""
+    return _WORD.findall(_GROUPED.sub("", text.lower()))
+
+
 def words(text: str) -> list[str]:
+    """A text's words with contractions split and negations folded into one spelling."""
     lowered = _GROUPED.sub("", text.lower())
     for pattern, replacement in _CONTRACTIONS:
         lowered = pattern.sub(replacement, lowered)

@@ -17,12 +17,13 @@ model's logit (both orders averaged) is under a bar.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import time
 from pathlib import Path
 from typing import Any
+
+from tooldedup.calibration.command import held_out
 
 RESULTS = Path(__file__).parent / "results"
 PAIRS = Path(__file__).parent.parent / "calibration" / "data" / "pairs.jsonl"
@@ -30,11 +31,6 @@ KINDS = {"paraphrase": 1.0, "different": 0.0, "hard_negative": 0.0}
 Pair = tuple[str, str, float, str, str]
 # Logits under which the cross-encoder would overturn a funnel match, as a verifier would.
 VETO_LOGITS = (-2.0, -1.0, 0.0)
-
-
-def held_out(ref: str) -> bool:
-    """The held-out half, as ``tooldedup calibrate`` splits it."""
-    return hashlib.sha256(ref.encode()).digest()[0] % 2 == 1
 
 
 def _texts(a: Any, b: Any, path: str = "") -> list[tuple[str, str]]:

@@ -31,11 +31,12 @@ from tooldedup.dedup.policy import (
 )
 from tooldedup.dedup.protocols import Embedder
 
-__all__ = ["predicted_changes", "run", "would_match"]
+__all__ = ["held_out", "predicted_changes", "run", "would_match"]
 
 
-def _held_out(ref: str) -> bool:
-    return hashlib.sha256(ref.encode()).digest()[0] % 2 == 1
+def held_out(key: str) -> bool:
+    """Whether a pair (by its group, else its id) is in the held-out half of the split."""
+    return hashlib.sha256(key.encode()).digest()[0] % 2 == 1
 
 
 def _calibrate_all(
@@ -238,9 +239,9 @@ def _compare(
     plots: dict[str, bytes],
 ) -> None:
     """Calibrate on one half of the pairs and compare every mode on the other half."""
-    train = [s for s in fields if not _held_out(s.split_key)]
-    test_fields = [s for s in fields if _held_out(s.split_key)]
-    test_whole = [s for s in whole if _held_out(s.split_key)]
+    train = [s for s in fields if not held_out(s.split_key)]
+    test_fields = [s for s in fields if held_out(s.split_key)]
+    test_whole = [s for s in whole if held_out(s.split_key)]
     split = choose_thresholds(train, args.target_precision, "(train half)", args.confidence, bound)
     results = compare_modes(test_fields, test_whole, split.min_cosine_duplicate)
     table = markdown_table(results)

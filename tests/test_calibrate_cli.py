@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tooldedup.calibration.command import held_out
+from tooldedup.calibration.samples import load_pairs
 from tooldedup.dedup.policy import load_policy_file
 
 DATA = Path(__file__).resolve().parent.parent / "calibration" / "data" / "pairs.jsonl"
@@ -84,3 +86,21 @@ def test_bad_inputs(tmp_path: Path, model_cache: Path) -> None:
     result = _calibrate(tmp_path, model_cache, "--labels", str(broken))
     assert result.returncode == 2
     assert "broken.jsonl:1" in result.stderr
+
+
+def test_shipped_text_pairs_are_split_by_entry() -> None:
+    """No hand-written text is on both sides of the calibration split."""
+    pairs = [p for p in load_pairs(DATA) if p.kind in ("paraphrase", "different", "hard_negative")]
+    assert pairs
+    assert all(p.group for p in pairs)
+    sides: dict[str, set[bool]] = {}
+    texts: dict[bool, set[str]] = {True: set(), False: set()}
+    for pair in pairs:
+        side = held_out(pair.group or pair.ref)
+        sides.setdefault(pair.group or "", set()).add(side)
+        for args in (pair.a, pair.b):
+            texts[side].update(v for v in args.values() if isinstance(v, str) and len(v) > 20)
+    assert all(len(found) == 1 for found in sides.values())
+    assert texts[True]
+    assert texts[False]
+    assert not texts[True] & texts[False]

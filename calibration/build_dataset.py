@@ -267,7 +267,7 @@ def change_number(text: str, rng: random.Random) -> str | None:
 
 
 def load_handwritten(path: Path = PARAPHRASES) -> list[dict]:
-    """Read the hand-written paraphrase / different-content entries."""
+    """Read one of the hand-written JSON Lines files (entries, hard pairs or sets)."""
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
@@ -387,15 +387,11 @@ def build(cache: Path, seed: int) -> list[dict]:
                 picked += 1
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
-    out += hard_pairs(hand, _lines(HARD_PAIRS))
+    out += hard_pairs(hand, load_handwritten(HARD_PAIRS))
     sets = load_handwritten(TEXT_SETS)
     out += text_pairs(sets, set(real), rngs["sets"])
     out += hard_pairs(sets, [{**h, "base": e["id"]} for e in sets for h in e["hard"]])
     return finalize(out)
-
-
-def _lines(path: Path) -> list[dict]:
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def hard_pairs(hand: list[dict], lines: list[dict]) -> list[dict]:

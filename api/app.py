@@ -49,7 +49,7 @@ from tooldedup.dedup.errors import Forbidden, InvalidInput, StoreBusy, StoreUnav
 from tooldedup.dedup.explain import explain_data
 from tooldedup.dedup.ledger import SqlLedger
 from tooldedup.dedup.policy import policy_from_mapping, policy_to_mapping
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
     CallStatus,
@@ -123,10 +123,11 @@ def create_app(
     settings: Settings,
     *,
     embedder: Embedder | None = None,
+    pair_scorer: PairScorer | None = None,
     clock: Callable[[], float] = time.time,
 ) -> FastAPI:
-    """Build the service and its routes. Pass ``embedder`` to share one model between apps."""
-    built = build_service(settings, embedder=embedder, clock=clock)
+    """Build the service and its routes; pass the models to share them between apps."""
+    built = build_service(settings, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
     service, cached = built.service, built.embedder
     # The first model call is slow (allocation, kernel selection): pay it before serving.
     cached.embed([_WARM_UP])
@@ -286,8 +287,10 @@ def create_app(
         """The service answers; 503 while its store is unreachable (checked every round
         of the maintenance thread, so this never waits on the database)."""
         store = "up" if health.store_up else "down"
-        body = {"status": "ok" if health.store_up else "degraded", "store": store}
+        body: dict[str, str | None] = {"status": "ok" if health.store_up else "degraded"}
+        body["store"] = store
         body["model"] = cached.model_id
+        body["pair_model"] = built.pair_model
         return JSONResponse(body, status_code=200 if health.store_up else 503)
 
     @app.get("/metrics")

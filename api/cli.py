@@ -40,6 +40,10 @@ def _serve(args: argparse.Namespace) -> int:
             model_path=args.model_path,
             embedder=EmbedderBackend(args.embedder),
             embed_threads=args.embed_threads,
+            pair_model=args.pair_model,
+            pair_model_path=args.pair_model_path,
+            min_logit_same=args.min_logit_same,
+            min_logit_confirm=args.min_logit_confirm,
             cache_dir=args.cache_dir,
             retention_seconds=args.retention_seconds,
             log_retention_seconds=args.log_retention_seconds,
@@ -195,7 +199,10 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--embedder", choices=[b.value for b in EmbedderBackend], default="onnx-int8"
     )
-    serve.add_argument("--embed-threads", type=int, default=2)
+    serve.add_argument(
+        "--embed-threads", type=int, default=2, help="threads per model call (embedder, pair model)"
+    )
+    _pair_model_arguments(serve)
     serve.add_argument(
         "--cache-dir", type=Path, default=None, help="where an ONNX export of --model-path is kept"
     )
@@ -244,6 +251,16 @@ def _positive(text: str) -> float:
     return value
 
 
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if value != value or value in (float("inf"), float("-inf")):
+        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
+    return value
+
+
 def _at_least_one(text: str) -> int:
     try:
         value = int(text)
@@ -273,6 +290,33 @@ def _judge_check(args: argparse.Namespace) -> int:
         )
     print(f"agreement: {agreed}/{len(rows)} ({agreed / len(rows):.0%})")
     return 0
+
+
+def _pair_model_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--pair-model",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="after the rules, read each fuzzy or semantic match with the pair model",
+    )
+    parser.add_argument(
+        "--pair-model-path",
+        type=Path,
+        default=None,
+        help="a folder from calibration.train_pair_model instead of the shipped model",
+    )
+    parser.add_argument(
+        "--min-logit-same",
+        type=_finite,
+        default=-3.0,
+        help="under this pair-model logit a match is ruled out",
+    )
+    parser.add_argument(
+        "--min-logit-confirm",
+        type=_finite,
+        default=None,
+        help="at or above this pair-model logit a match is confirmed (default: never)",
+    )
 
 
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:

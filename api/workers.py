@@ -38,7 +38,7 @@ logger = logging.getLogger(__name__)
 _STARTUP_FAILURE = 3
 
 SETTINGS_ENV = "TOOLDEDUP_WORKER_SETTINGS"
-_PATHS = {"db_path", "policy_path", "model_path", "cache_dir"}
+_PATHS = {"db_path", "policy_path", "model_path", "pair_model_path", "cache_dir"}
 
 
 def _plain(value: Any) -> Any:

@@ -198,10 +198,25 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
     ],
     ids=["reworded", "word-swapped", "synonym", "traded", "144-words"],
 )
-def test_verifier(benchmark: Any, onnx_embedder: Embedder, stored: str, proposed: str) -> None:
-    """The rule verifier on one matched pair, word cosines through the cached model."""
+@pytest.mark.parametrize("pair_model", [True, False], ids=["with-pair-model", "rules-only"])
+def test_verifier(
+    benchmark: Any, onnx_embedder: Embedder, stored: str, proposed: str, pair_model: bool
+) -> None:
+    """The verifier on one matched pair: the rules (word cosines through the cached model),
+    then, by default, the pair model unless a rule settled it."""
+    from tooldedup.dedup.model_verifier import ModelVerifier
     from tooldedup.index.embedding_cache import CachedEmbedder
+    from tooldedup.index.pair_model import OnnxPairScorer
     from tooldedup.index.wiring import word_cosine
 
-    verifier = RuleVerifier(word_cosine(CachedEmbedder(onnx_embedder)))
-    benchmark(verifier.compare, stored, proposed)
+    rules = RuleVerifier(word_cosine(CachedEmbedder(onnx_embedder)))
+    if not pair_model:
+        benchmark(rules.compare, stored, proposed)
+        return
+    scorer = OnnxPairScorer.packaged()
+
+    def fresh() -> tuple[tuple[ModelVerifier], dict[str, Any]]:
+        # A new verifier each round: its score cache would otherwise answer every round.
+        return (ModelVerifier(rules, scorer),), {}
+
+    benchmark.pedantic(lambda verifier: verifier.compare(stored, proposed), setup=fresh, rounds=300)

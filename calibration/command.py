@@ -200,8 +200,17 @@ def run(args: argparse.Namespace) -> int:
                         embedder,
                         Path(work) / "whole",
                         label="scoring pairs (whole-call mode)",
+                        pair_model=False,
                     )
-                    _compare(fields, whole, args, bound, sections, plots)
+                    rules_only, _ = score_pairs(
+                        pairs,
+                        base_set,
+                        embedder,
+                        Path(work) / "rules-only",
+                        label="scoring pairs (rules only)",
+                        pair_model=False,
+                    )
+                    _compare(fields, whole, rules_only, args, bound, sections, plots)
     except (DedupError, OSError) as exc:
         print(f"tooldedup calibrate: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
@@ -233,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
 def _compare(
     fields: list[Sample],
     whole: list[Sample],
+    rules_only: list[Sample],
     args: argparse.Namespace,
     bound: Bound,
     sections: list[tuple[str, str]],
@@ -243,7 +253,10 @@ def _compare(
     test_fields = [s for s in fields if held_out(s.split_key)]
     test_whole = [s for s in whole if held_out(s.split_key)]
     split = choose_thresholds(train, args.target_precision, "(train half)", args.confidence, bound)
-    results = compare_modes(test_fields, test_whole, split.min_cosine_duplicate)
+    test_rules = [s for s in rules_only if held_out(s.split_key)]
+    results = compare_modes(
+        test_fields, test_whole, split.min_cosine_duplicate, rules_only=test_rules
+    )
     table = markdown_table(results)
     note = (
         f"Held-out half: {len(test_fields)} pairs. Calibrated on the other half "

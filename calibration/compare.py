@@ -52,18 +52,31 @@ def compare_modes(
     whole: Sequence[Sample],
     calibrated: float | None,
     default_borderline: float = 0.85,
+    rules_only: Sequence[Sample] = (),
 ) -> list[ModeResult]:
-    """Score each mode on the same pairs (pass only held-out pairs for a fair comparison)."""
+    """Score each mode on the same pairs (pass only held-out pairs for a fair comparison).
+
+    ``rules_only``: the same pairs scored without the pair model (``--no-pair-model``).
+    """
     results = [
         _score("exact-only (canonical hash)", fields, lambda s: s.fixed == "exact"),
         _score("whole-call embedding, cosine >= 0.85", whole, lambda s: s.predicted(0.85)),
         _score("whole-call embedding, cosine >= 0.90", whole, lambda s: s.predicted(0.90)),
         _score(
-            "field-aware funnel, defaults (0.90; borderline 0.85 -> duplicate)",
+            "field-aware funnel, defaults (rules and pair model; 0.90, borderline 0.85)",
             fields,
             lambda s: s.predicted(default_borderline),
         ),
     ]
+    if rules_only:
+        results.insert(
+            -1,
+            _score(
+                "field-aware funnel, rules only (--no-pair-model)",
+                rules_only,
+                lambda s: s.predicted(default_borderline),
+            ),
+        )
     if calibrated is not None:
         results.append(
             _score(

@@ -25,16 +25,19 @@ def score_pairs(
     workdir: Path,
     *,
     label: str = "scoring pairs",
+    pair_model: bool = True,
 ) -> tuple[list[Sample], list[str]]:
     """Check ``a``, record it as done, dry-run ``b``: the scores the service would see.
 
+    ``pair_model=False`` leaves the rules alone, as ``serve --no-pair-model``.
     Returns the samples and the refs of pairs the service rejected as invalid input.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     db = workdir / "scoring.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    built = build_service(ServiceSettings(db_path=db), embedder=embedder, policies=policies)
+    settings = ServiceSettings(db_path=db, pair_model=pair_model)
+    built = build_service(settings, embedder=embedder, policies=policies)
     service = built.service
     samples: list[Sample] = []
     rejected: list[str] = []

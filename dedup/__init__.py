@@ -17,8 +17,9 @@ from tooldedup.dedup.funnel import (
     run_funnel,
 )
 from tooldedup.dedup.ledger import Ledger, LogEntry, SqliteLedger
+from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
-from tooldedup.dedup.protocols import Embedder, VectorIndex
+from tooldedup.dedup.protocols import Embedder, PairScorer, VectorIndex
 from tooldedup.dedup.records import (
     CallRecord,
     CallStatus,
@@ -60,8 +61,10 @@ __all__ = [
     "Ledger",
     "LogEntry",
     "Match",
+    "ModelVerifier",
     "NotFound",
     "Outcome",
+    "PairScorer",
     "PolicySet",
     "Proposal",
     "RuleVerifier",

@@ -20,7 +20,7 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
-from tooldedup.dedup.verifier import VerdictKind, Verifier, verify_leaves
+from tooldedup.dedup.verifier import VerdictKind, Verifier, verified_candidates, verify_leaves
 
 __all__ = [
     "ExactStage",
@@ -146,19 +146,31 @@ class FuzzyStage:
                     if Indel.distance(mine, other, score_cutoff=max_edits) <= max_edits:
                         ratio = fuzz.ratio(mine, other)
                 weakest = min(weakest, ratio)
-            # A swapped word or a dropped "not" is a few characters: such a pair is not a
-            # near-identical string, and the semantic stage decides it with the verifier.
-            # Verified only when it would match, so the verifier's work stays small.
-            if weakest >= threshold:
-                verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
-                weakest = weakest if verdict.kind in _FUZZY_OK else 0.0
             scores.append((record, weakest))
-        best = best_scored(scores)
+        # A swapped word or a dropped "not" is a few characters: such a pair is not a
+        # near-identical string, and the semantic stage decides it with the verifier. Only
+        # the best few that would match are verified, so the verifier's work stays small.
+        near = sorted((pair for pair in scores if pair[1] >= threshold), key=lambda p: -p[1])
+        ruled_out: dict[str, str] = {}
+        for record, score in near[: verified_candidates(len(leaves))]:
+            verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
+            if verdict.kind in _FUZZY_OK:
+                report = StageReport(
+                    Stage.FUZZY, round(score, 4), threshold, True, top_scored(scores)
+                )
+                return StageResult(report, Match(record, Stage.FUZZY, score / 100.0))
+            ruled_out[record.call_id] = verdict.reason or verdict.kind.value
+        shown = [(r, 0.0 if r.call_id in ruled_out or s >= threshold else s) for r, s in scores]
+        best = best_scored(shown)
         assert best is not None
-        record, score = best
-        matched = score >= threshold
-        report = StageReport(Stage.FUZZY, round(score, 4), threshold, matched, top_scored(scores))
-        return StageResult(report, Match(record, Stage.FUZZY, score / 100.0) if matched else None)
+        detail = None
+        if ruled_out:
+            call_id, reason = next(iter(ruled_out.items()))
+            detail = f"the verifier ruled out {call_id}: {reason}"
+        report = StageReport(
+            Stage.FUZZY, round(best[1], 4), threshold, False, top_scored(shown), detail
+        )
+        return StageResult(report)
 
 
 def run_funnel(

@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CachingEmbedder", "Embedder", "VectorIndex", "Vectors"]
+__all__ = ["CachingEmbedder", "Embedder", "PairScorer", "VectorIndex", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -60,4 +60,17 @@ class VectorIndex(Protocol):
 
     def clear(self) -> None:
         """Forget every group."""
+        ...
+
+
+class PairScorer(Protocol):
+    """Reads two texts together and scores whether they ask for the same thing."""
+
+    @property
+    def model_id(self) -> str:
+        """A name that changes whenever the scores would change."""
+        ...
+
+    def score(self, first: str, second: str) -> float | None:
+        """A logit, the same in either order (above 0: likely one request); None: too long."""
         ...

@@ -9,11 +9,15 @@ from tooldedup.dedup.funnel import Proposal, StageResult, leaf_texts, top_scored
 from tooldedup.dedup.policy import CompareMode, CosineBand
 from tooldedup.dedup.protocols import CachingEmbedder, VectorIndex, Vectors
 from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
-from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier, verify_leaves
+from tooldedup.dedup.verifier import (
+    Verdict,
+    VerdictKind,
+    Verifier,
+    verified_candidates,
+    verify_leaves,
+)
 
 __all__ = ["SemanticStage", "group_key", "vector_key"]
-
-_MAX_VERIFIED = 20
 
 
 def vector_key(record: CallRecord) -> int:
@@ -84,9 +88,7 @@ class SemanticStage:
         leaves = proposal.canonical.semantic_leaves
         ranked = sorted(scores, key=lambda pair: -pair[1])
         ruled_out: tuple[str, str] | None = None
-        # The verifier reads the best candidates only: past these, a match ruled out so many
-        # times over is not worth the work.
-        for record, score in ranked[:_MAX_VERIFIED]:
+        for record, score in ranked[: verified_candidates(len(leaves))]:
             band = policy.band(score)
             if band is CosineBand.BELOW:
                 break

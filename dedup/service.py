@@ -289,6 +289,9 @@ class DedupService:
         match, reports = run_funnel(self._stages, proposal, candidates)
         if match is not None and match.borderline:
             match, base = self._borderline.resolve(proposal, match, base)
+        elif match is not None and match.stage is Stage.SEMANTIC:
+            # A verifier's confirmation settles a band match, which is still in the band.
+            base = replace(base, borderline=match.score < policy.min_cosine_duplicate)
         base = replace(base, reports=reports)
         if match is not None:
             return self._answer(proposal, base, match, reports, now, claim)

@@ -43,7 +43,27 @@ from tooldedup.dedup.moves import (
 )
 from tooldedup.dedup.records import SemanticLeaf
 
-__all__ = ["RuleVerifier", "Verdict", "VerdictKind", "Verifier", "verify_leaves"]
+__all__ = [
+    "MAX_VERIFIED",
+    "RuleVerifier",
+    "Verdict",
+    "VerdictKind",
+    "Verifier",
+    "verified_candidates",
+    "verify_leaves",
+]
+
+
+# A stage verifies at most this many candidates, and fewer for a call of many free-text
+# leaves: the pair model costs milliseconds per leaf read, and a match ruled out so many
+# times over is not worth the work.
+MAX_VERIFIED = 8
+_MAX_VERIFIED_LEAVES = 16
+
+
+def verified_candidates(leaves: int) -> int:
+    """How many candidates a stage verifies for a call of ``leaves`` free-text leaves."""
+    return max(1, min(MAX_VERIFIED, _MAX_VERIFIED_LEAVES // max(1, leaves)))
 
 
 class VerdictKind(StrEnum):
@@ -61,6 +81,8 @@ class Verdict:
 
     kind: VerdictKind
     reason: str | None = None
+    # A confirmation no later reader may overturn: the same words, or only typos.
+    final: bool = False
 
 
 class Verifier(Protocol):
@@ -170,7 +192,7 @@ class RuleVerifier:
             # No words at all ("👍" against "👎") confirm nothing.
             if not old:
                 return Verdict(VerdictKind.NO_OBJECTION)
-            return Verdict(VerdictKind.CONFIRMED, "same words")
+            return Verdict(VerdictKind.CONFIRMED, "same words", final=True)
         pair = _Pair(stored, proposed, old, new)
         for check in _BAG_CHECKS:
             if (reason := check(pair)) is not None:
@@ -186,7 +208,10 @@ class RuleVerifier:
         if swaps is None:
             return Verdict(VerdictKind.NO_OBJECTION)
         context = len([w for w in old if w not in STOP])
-        return self._judge_swaps(swaps, context, persons_changed(old, new))
+        typos_only = len(old) == len(new) and all(
+            a == b or _typo(a, b) for a, b in zip(old, new, strict=True)
+        )
+        return self._judge_swaps(swaps, context, persons_changed(old, new), typos_only)
 
     def _moved(self, pair: _Pair) -> str | None:
         """Spans or words that traded places, or a direction reversed, from one alignment."""
@@ -210,7 +235,11 @@ class RuleVerifier:
         return self._word_cosine(first, second) >= self._min_synonym_cosine
 
     def _judge_swaps(
-        self, swaps: Sequence[tuple[str, str]], context: int, persons_changed: bool
+        self,
+        swaps: Sequence[tuple[str, str]],
+        context: int,
+        persons_changed: bool,
+        typos_only: bool,
     ) -> Verdict:
         # "09" for "9" is one number spelled two ways.
         swaps = [(a, b) for a, b in swaps if not _same_number(a, b)]
@@ -226,6 +255,8 @@ class RuleVerifier:
             # does not make up for the people who traded places.
             return Verdict(VerdictKind.DIFFERENT, "who does what changed")
         swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
+        if typos_only:
+            return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
         if not swaps:
             return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
         if context < _MIN_SWAP_CONTEXT:
@@ -339,13 +370,17 @@ def verify_leaves(
     ``confirmed`` only when every leaf is.
     """
     stored = {leaf.path: leaf.text for leaf in theirs}
-    verdicts = [
-        verifier.compare(stored[leaf.path], leaf.text) for leaf in mine if leaf.path in stored
-    ]
-    for kind in (VerdictKind.DIFFERENT, VerdictKind.UNSURE):
-        for verdict in verdicts:
-            if verdict.kind is kind:
+    verdicts = []
+    for leaf in mine:
+        if leaf.path in stored:
+            verdict = verifier.compare(stored[leaf.path], leaf.text)
+            # One objection settles it: the leaves after it are not read.
+            if verdict.kind is VerdictKind.DIFFERENT:
                 return verdict
+            verdicts.append(verdict)
+    for verdict in verdicts:
+        if verdict.kind is VerdictKind.UNSURE:
+            return verdict
     if verdicts and all(v.kind is VerdictKind.CONFIRMED for v in verdicts):
         return verdicts[0]
     return Verdict(VerdictKind.NO_OBJECTION)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from tooldedup.index.faiss_index import FaissGroupIndex
     from tooldedup.index.onnx_embedder import OnnxEmbedder
     from tooldedup.index.packaged_model import PackagedModel, packaged_model_dir
+    from tooldedup.index.pair_model import OnnxPairScorer, load_pair_model, pair_model_dir
     from tooldedup.index.settings import EmbedderBackend, ServiceSettings
     from tooldedup.index.source_model import source_model_dir
     from tooldedup.index.st_embedder import SentenceTransformerEmbedder
@@ -25,6 +26,9 @@ _HOMES = {
     "OnnxEmbedder": "onnx_embedder",
     "PackagedModel": "packaged_model",
     "packaged_model_dir": "packaged_model",
+    "OnnxPairScorer": "pair_model",
+    "load_pair_model": "pair_model",
+    "pair_model_dir": "pair_model",
     "EmbedderBackend": "settings",
     "ServiceSettings": "settings",
     "source_model_dir": "source_model",
@@ -40,6 +44,7 @@ __all__ = [
     "EmbedderBackend",
     "FaissGroupIndex",
     "OnnxEmbedder",
+    "OnnxPairScorer",
     "PackagedModel",
     "SentenceTransformerEmbedder",
     "Service",
@@ -48,7 +53,9 @@ __all__ = [
     "build_embedder",
     "build_judge",
     "build_service",
+    "load_pair_model",
     "packaged_model_dir",
+    "pair_model_dir",
     "source_model_dir",
 ]
 

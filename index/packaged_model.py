@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tooldedup.dedup.errors import ConfigurationError
 
-__all__ = ["MANIFEST_NAME", "PackagedModel", "file_sha256", "packaged_model_dir"]
+__all__ = ["MANIFEST_NAME", "PackagedModel", "file_sha256", "packaged_model_dir", "verify_files"]
 
 MANIFEST_NAME = "manifest.json"
 
@@ -31,7 +32,7 @@ def file_sha256(path: Path) -> str:
 
 @dataclass(frozen=True, slots=True)
 class PackagedModel:
-    """A model folder described by its manifest (written by ``tooldedup.index.build_model``)."""
+    """A model folder described by its manifest (``index.build_model``, ``train_pair_model``)."""
 
     folder: Path
     model_id: str
@@ -40,7 +41,8 @@ class PackagedModel:
     tokenizer_file: str
     tokenizer_sha256: str
     max_seq_length: int
-    dims: int
+    # The vector size of an embedder; a pair model has none.
+    dims: int | None = None
 
     @property
     def onnx_path(self) -> Path:
@@ -58,7 +60,7 @@ class PackagedModel:
         folder = packaged_model_dir() if folder is None else folder
         try:
             data = json.loads((folder / MANIFEST_NAME).read_text(encoding="utf-8"))
-            return cls(
+            model = cls(
                 folder=folder,
                 model_id=str(data["model_id"]),
                 onnx_file=str(data["onnx"]["file"]),
@@ -66,23 +68,31 @@ class PackagedModel:
                 tokenizer_file=str(data["tokenizer"]["file"]),
                 tokenizer_sha256=str(data["tokenizer"]["sha256"]),
                 max_seq_length=int(data["max_seq_length"]),
-                dims=int(data["dims"]),
+                dims=None if data.get("dims") is None else int(data["dims"]),
             )
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ConfigurationError(f"no usable model manifest in {folder}: {exc}") from None
+        if not 8 <= model.max_seq_length <= 512:
+            raise ConfigurationError(f"max_seq_length must be 8 to 512 in {folder}")
+        return model
 
     def verify(self) -> None:
         """Check both files against the manifest's checksums; a damaged install fails loudly."""
-        for path, expected in (
-            (self.onnx_path, self.onnx_sha256),
-            (self.tokenizer_path, self.tokenizer_sha256),
-        ):
-            try:
-                actual = file_sha256(path)
-            except OSError as exc:
-                raise ConfigurationError(f"cannot read model file {path}: {exc}") from None
-            if actual != expected:
-                raise ConfigurationError(
-                    f"model file {path} does not match its manifest (sha256 {actual[:12]}…,"
-                    f" expected {expected[:12]}…): reinstall tooldedup"
-                )
+        verify_files(
+            [(self.onnx_path, self.onnx_sha256), (self.tokenizer_path, self.tokenizer_sha256)],
+            "model",
+        )
+
+
+def verify_files(files: Sequence[tuple[Path, str]], what: str) -> None:
+    """Check each file against its SHA-256 from a manifest; raise ``ConfigurationError``."""
+    for path, expected in files:
+        try:
+            actual = file_sha256(path)
+        except OSError as exc:
+            raise ConfigurationError(f"cannot read {what} file {path}: {exc}") from None
+        if actual != expected:
+            raise ConfigurationError(
+                f"{what} file {path} does not match its manifest (sha256 {actual[:12]}…,"
+                f" expected {expected[:12]}…): reinstall tooldedup"
+            )

@@ -20,16 +20,18 @@ from tooldedup.dedup.funnel import ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
+from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
-from tooldedup.dedup.verifier import RuleVerifier
+from tooldedup.dedup.verifier import RuleVerifier, Verifier
 from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
 from tooldedup.index.llm_judge import OpenAIChatJudge
 from tooldedup.index.onnx_embedder import OnnxEmbedder
+from tooldedup.index.pair_model import OnnxPairScorer, load_pair_model
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 from tooldedup.index.source_model import source_model_dir
 
@@ -39,6 +41,7 @@ __all__ = [
     "build_judge",
     "build_ledger",
     "build_service",
+    "build_verifier",
     "load_policies",
     "word_cosine",
 ]
@@ -151,6 +154,8 @@ class Service:
     ledger: SqlLedger
     embedder: CachedEmbedder
     keys: SqlKeyStore
+    # The pair model's id, or None when the rules decide alone.
+    pair_model: str | None = None
 
     def close(self) -> None:
         """Stop the service's threads, write the last vectors, then close the ledger."""
@@ -159,24 +164,49 @@ class Service:
         self.ledger.close()
 
 
+def build_verifier(
+    settings: ServiceSettings, rules: Verifier, scorer: PairScorer | None = None
+) -> Verifier:
+    """The rules, then the pair model (``scorer`` or the configured one) unless it is off."""
+    if not settings.pair_model:
+        if settings.pair_model_path is not None:
+            raise ConfigurationError("a pair-model path was given with the pair model off")
+        return rules
+    try:
+        if scorer is None:
+            model = load_pair_model(settings.pair_model_path)
+            scorer = OnnxPairScorer(model, threads=settings.embed_threads)
+        return ModelVerifier(
+            rules,
+            scorer,
+            min_logit_same=settings.min_logit_same,
+            min_logit_confirm=settings.min_logit_confirm,
+        )
+    except ValueError as exc:
+        raise ConfigurationError(f"pair model: {exc}") from None
+
+
 def build_service(
     settings: ServiceSettings,
     *,
     embedder: Embedder | None = None,
+    pair_scorer: PairScorer | None = None,
     policies: PolicySet | None = None,
     clock: Callable[[], float] = time.time,
 ) -> Service:
     """Ledger, policies, the exact-fuzzy-semantic funnel and the judge, from ``settings``.
 
-    Pass ``embedder`` to share one model between services, ``policies`` to replace the stored
-    and file policies (calibration scores pairs under candidate policies this way).
+    Pass ``embedder`` and ``pair_scorer`` to share models between services, ``policies`` to
+    replace the stored and file policies (calibration scores pairs under candidate policies
+    this way).
     """
     model = embedder if embedder is not None else build_embedder(settings)
     ledger = build_ledger(settings)
     try:
         chosen = policies if policies is not None else load_policies(settings, ledger)
         cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
-        verifier = RuleVerifier(word_cosine=word_cosine(cached))
+        rules = RuleVerifier(word_cosine=word_cosine(cached))
+        verifier = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
         keys = SqlKeyStore(ledger.db)
         caps = CallCaps(keys)
@@ -193,4 +223,5 @@ def build_service(
     except BaseException:
         ledger.close()
         raise
-    return Service(service, ledger, cached, keys)
+    pair_model = verifier.model_id if isinstance(verifier, ModelVerifier) else None
+    return Service(service, ledger, cached, keys, pair_model)

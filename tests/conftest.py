@@ -13,7 +13,8 @@ from hypothesis import settings as hypothesis_settings
 from tests.postgres import LocalPostgres
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
+from tooldedup.index.pair_model import OnnxPairScorer
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_embedder
 
@@ -49,6 +50,12 @@ def embedder() -> Embedder:
     return build_embedder(ServiceSettings())
 
 
+@pytest.fixture(scope="session")
+def pair_scorer() -> PairScorer:
+    """The shipped pair model, which the default verifier asks after its rules."""
+    return OnnxPairScorer.packaged()
+
+
 @pytest.fixture
 def settings(tmp_path: Path, model_cache: Path) -> Settings:
     """Settings with a fresh SQLite file."""
@@ -65,7 +72,8 @@ def settings_on_both(request: pytest.FixtureRequest, tmp_path: Path, model_cache
 
 
 @pytest.fixture
-def client(settings: Settings, embedder: Embedder) -> Iterator[TestClient]:
+def client(settings: Settings, embedder: Embedder, pair_scorer: PairScorer) -> Iterator[TestClient]:
     """An HTTP client on a fresh app."""
-    with TestClient(create_app(settings, embedder=embedder)) as test_client:
+    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+    with TestClient(app) as test_client:
         yield test_client

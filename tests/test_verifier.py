@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from tooldedup.dedup.records import SemanticLeaf
-from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, verify_leaves
+from tooldedup.dedup.verifier import (
+    RuleVerifier,
+    Verdict,
+    VerdictKind,
+    verified_candidates,
+    verify_leaves,
+)
 
 
 def _cosine(a: str, b: str) -> float:
@@ -292,3 +298,10 @@ def test_the_synonym_threshold_is_a_cosine() -> None:
         "Please book a large room for the offsite",
     )
     assert strict.compare(big, large).kind is VerdictKind.UNSURE
+
+
+@pytest.mark.parametrize(
+    ("leaves", "candidates"), [(0, 8), (1, 8), (2, 8), (3, 5), (8, 2), (16, 1), (64, 1)]
+)
+def test_a_call_of_many_leaves_has_fewer_candidates_verified(leaves: int, candidates: int) -> None:
+    assert verified_candidates(leaves) == candidates

@@ -1,0 +1,297 @@
+"""The shipped pair model: its files, its scores, the verifier it backs, and the training script."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import EMAIL, check, complete
+from tooldedup.api.app import create_app
+from tooldedup.api.settings import Settings
+from tooldedup.calibration.train_pair_model import TextPair, export, text_pairs, train
+from tooldedup.dedup.errors import ConfigurationError
+from tooldedup.dedup.model_verifier import ModelVerifier
+from tooldedup.dedup.protocols import Embedder, PairScorer
+from tooldedup.dedup.verifier import RuleVerifier, VerdictKind
+from tooldedup.index import OnnxPairScorer, load_pair_model, pair_model_dir
+from tooldedup.index.packaged_model import file_sha256
+from tooldedup.index.settings import ServiceSettings
+from tooldedup.index.source_model import source_model_dir
+from tooldedup.index.wiring import build_verifier
+
+
+@pytest.fixture(scope="module")
+def scorer() -> OnnxPairScorer:
+    """The shipped pair model."""
+    return OnnxPairScorer.packaged()
+
+
+def test_shipped_files_match_their_manifest() -> None:
+    model = load_pair_model()
+    model.verify()
+    assert model.folder == pair_model_dir()
+    assert model.max_seq_length == 128
+    assert "Apache License" in (model.folder / "LICENSE").read_text(encoding="utf-8")
+    assert "calibration half" in (model.folder / "NOTICE.md").read_text(encoding="utf-8")
+
+
+def test_a_model_folder_that_is_not_a_model_refuses_to_start(tmp_path: Path) -> None:
+    folder = tmp_path / "pair"
+    shutil.copytree(pair_model_dir(), folder)
+    model = load_pair_model(folder)
+    (folder / model.onnx_file).write_bytes(b"not an onnx graph")
+    manifest = json.loads((folder / "manifest.json").read_text())
+    manifest["onnx"]["sha256"] = file_sha256(folder / model.onnx_file)
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigurationError, match="cannot load the pair model"):
+        OnnxPairScorer(load_pair_model(folder))
+    manifest["max_seq_length"] = 0
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    with pytest.raises(ConfigurationError, match="max_seq_length must be 8 to 512"):
+        load_pair_model(folder)
+
+
+def test_a_damaged_model_file_refuses_to_start(tmp_path: Path) -> None:
+    folder = tmp_path / "pair"
+    shutil.copytree(pair_model_dir(), folder)
+    model = load_pair_model(folder)
+    with (folder / model.onnx_file).open("r+b") as handle:
+        handle.seek(1000)
+        handle.write(b"\x00\x01\x02\x03")
+    with pytest.raises(ConfigurationError, match="does not match its manifest"):
+        OnnxPairScorer(load_pair_model(folder))
+    with pytest.raises(ConfigurationError, match="no usable model manifest"):
+        load_pair_model(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("Please approve invoice 4471 before Friday.", "Please reject invoice 4471 before Friday."),
+        ("", "Cancel the order"),
+        ("Ja, bitte.", "はい、お願いします"),
+        ("word " * 55, "another " * 55),
+    ],
+)
+def test_scores_are_finite_and_the_same_in_either_order(
+    scorer: OnnxPairScorer, first: str, second: str
+) -> None:
+    forward = scorer.score(first, second)
+    assert forward is not None
+    assert math.isfinite(forward)
+    assert scorer.score(second, first) == forward
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("word " * 70, "another " * 70),  # 140 words: past 128 tokens together
+        ("Cancel the order. " * 4000, "Cancel the order! " * 4000),  # 72,000 characters
+        ("長い文章" * 100, "短い"),  # no spaces: few words, many tokens
+    ],
+)
+def test_a_pair_longer_than_the_model_reads_is_not_scored(
+    scorer: OnnxPairScorer, first: str, second: str
+) -> None:
+    assert scorer.score(first, second) is None
+
+
+@pytest.mark.parametrize(
+    ("same", "confirm", "message"),
+    [
+        (float("nan"), 3.0, "min_logit_same must be a finite logit"),
+        (0.0, float("inf"), "min_logit_confirm must be a finite logit"),
+        (2.0, 1.0, "must not be under min_logit_same"),
+    ],
+)
+def test_bars_are_validated(
+    scorer: OnnxPairScorer, same: float, confirm: float, message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        ModelVerifier(RuleVerifier(), scorer, min_logit_same=same, min_logit_confirm=confirm)
+    settings = ServiceSettings(pair_model=True, min_logit_same=same, min_logit_confirm=confirm)
+    with pytest.raises(ConfigurationError, match=message):
+        build_verifier(settings, RuleVerifier())
+
+
+def test_a_missing_model_folder_is_a_configuration_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigurationError, match="no usable model manifest"):
+        build_verifier(ServiceSettings(pair_model_path=tmp_path), RuleVerifier())
+    with pytest.raises(ConfigurationError, match="with the pair model off"):
+        build_verifier(ServiceSettings(pair_model=False, pair_model_path=tmp_path), RuleVerifier())
+
+
+def test_the_pair_model_is_on_by_default_and_can_be_turned_off() -> None:
+    rules = RuleVerifier()
+    assert isinstance(build_verifier(ServiceSettings(), rules), ModelVerifier)
+    assert build_verifier(ServiceSettings(pair_model=False), rules) is rules
+
+
+def test_a_rule_objection_stands_whatever_the_model_reads(scorer: OnnxPairScorer) -> None:
+    # Bars that would confirm anything: the rules' "different" still wins.
+    verifier = ModelVerifier(RuleVerifier(), scorer, min_logit_same=-50, min_logit_confirm=-50)
+    verdict = verifier.compare("Approve the refund for Ana", "Do not approve the refund for Ana")
+    assert verdict.kind is VerdictKind.DIFFERENT
+    assert "pair model" not in (verdict.reason or "")
+
+
+@pytest.mark.parametrize(
+    ("stored", "proposed"),
+    [
+        (
+            "On Safari 17 the checkout button does nothing when tapped. Chrome and Firefox work.",
+            "On Safari 17 the cehckout button does nothing when tapped. Chrome and Firefox work.",
+        ),
+        (
+            "Gather the permission slips from 7B for the Oct 17 aquarium trip",
+            "Gather the premission slips from 7B for the Oct 17 aquarium trip",
+        ),
+        ("Please book a big room for the offsite", "please book a big room for the offsite!"),
+    ],
+)
+def test_a_rule_confirmation_stands_whatever_the_model_reads(
+    scorer: OnnxPairScorer, stored: str, proposed: str
+) -> None:
+    # Bars that would rule anything out: a typo or the same words stay a repeat.
+    verifier = ModelVerifier(RuleVerifier(), scorer, min_logit_same=50, min_logit_confirm=50)
+    assert verifier.compare(stored, proposed).kind is VerdictKind.CONFIRMED
+
+
+def test_a_rule_doubt_is_ruled_out_never_confirmed(scorer: OnnxPairScorer) -> None:
+    stored, proposed = (
+        "Please send the first draft to the team",
+        "Please send the second draft to the team",
+    )
+    assert RuleVerifier().compare(stored, proposed).kind is VerdictKind.UNSURE
+    confirming = ModelVerifier(RuleVerifier(), scorer, min_logit_same=-50, min_logit_confirm=-50)
+    assert confirming.compare(stored, proposed).kind is VerdictKind.UNSURE
+    ruling_out = ModelVerifier(RuleVerifier(), scorer, min_logit_same=50, min_logit_confirm=50)
+    assert ruling_out.compare(stored, proposed).kind is VerdictKind.DIFFERENT
+
+
+def test_the_bars_decide_between_them(scorer: OnnxPairScorer) -> None:
+    stored = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+    proposed = "Bob, attached you will find the Q3 report; questions welcome."
+    logit = scorer.score(stored, proposed)
+    rules = RuleVerifier()
+    ruled_out = ModelVerifier(rules, scorer, min_logit_same=logit + 1, min_logit_confirm=logit + 2)
+    assert ruled_out.compare(stored, proposed).kind is VerdictKind.DIFFERENT
+    confirmed = ModelVerifier(rules, scorer, min_logit_same=logit - 2, min_logit_confirm=logit)
+    verdict = confirmed.compare(stored, proposed)
+    assert verdict.kind is VerdictKind.CONFIRMED
+    assert "pair model reads the same request" in (verdict.reason or "")
+
+
+def test_training_pairs_share_no_text_with_the_held_out_half() -> None:
+    train_pairs, held = text_pairs()
+    assert len(train_pairs) > 1000
+    assert len(held) > 1000
+    held_texts = {t for p in held for t in (p.first, p.second)}
+    assert not any(p.first in held_texts or p.second in held_texts for p in train_pairs)
+    assert {p.kind for p in train_pairs} == {"paraphrase", "different", "hard_negative"}
+
+
+def test_the_training_script_exports_a_model_the_service_loads(tmp_path: Path) -> None:
+    # One short pass on a handful of pairs: the whole path, not the shipped quality.
+    pairs = [
+        TextPair("Approve invoice 12", "Please approve invoice 12", True, "paraphrase", "p1"),
+        TextPair("Approve invoice 12", "Reject invoice 12", False, "hard_negative", "h1"),
+    ]
+    source = source_model_dir()
+    model = train(pairs * 4, source, epochs=1)
+    manifest = export(model, source, tmp_path, trained_on=len(pairs))
+    assert manifest["max_seq_length"] == 128
+    scorer = OnnxPairScorer(load_pair_model(tmp_path))
+    logit = scorer.score("Approve invoice 12", "Reject invoice 12")
+    assert logit is not None
+    assert math.isfinite(logit)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--min-logit-same", "nan"], "must be a finite number"),
+        (["--min-logit-confirm", "abc"], "must be a number"),
+        (["--min-logit-same", "3", "--min-logit-confirm", "1"], "must not be under min_logit_same"),
+        (["--pair-model-path", "{tmp}"], "no usable model manifest"),
+        (["--no-pair-model", "--pair-model-path", "{tmp}"], "with the pair model off"),
+    ],
+)
+def test_bad_pair_model_flags_refuse_to_start(
+    tmp_path: Path, flags: list[str], message: str
+) -> None:
+    args = [flag.replace("{tmp}", str(tmp_path)) for flag in flags]
+    cmd = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(tmp_path / "x.db")]
+    result = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2
+    assert message in result.stderr
+
+
+# Held-out hand-written pairs that the rules let through and the pair model reads apart.
+_READ_APART = [
+    (
+        "Chores before Mom's visit: you vacuum the living room and I'll clean the fridge, all done"
+        " by Saturday 6pm.",
+        "Chores before Mom's visit: you vacuum the living room and mop the hallway and I'll clean"
+        " the fridge, all done by Saturday 6pm.",
+    ),
+    (
+        "Pelliston NDA: Ruth Adeyemi signs for us, Martin Kovac signs for Pelliston - please route"
+        " it through DocuSign by 4 June.",
+        "Pelliston NDA: Ruth Adeyemi signs for us, Martin Kovac signs for Pelliston - did you route"
+        " it through DocuSign by 4 June?",
+    ),
+    (
+        "Please move me from seat 32B to an aisle seat on flight AA 1184.",
+        "Please move me from seat 32B to an exit-row seat on flight AA 1184.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("first", "second"), _READ_APART)
+def test_through_http_the_pair_model_keeps_apart_what_the_rules_let_through(
+    tmp_path: Path,
+    embedder: Embedder,
+    pair_scorer: PairScorer,
+    first: str,
+    second: str,
+) -> None:
+    for pair_model, decision in ((True, "proceed"), (False, "duplicate")):
+        settings = Settings(db_path=tmp_path / f"{pair_model}.db", pair_model=pair_model)
+        app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+        with TestClient(app) as client:
+            health = client.get("/healthz").json()
+            assert health["pair_model"] == (pair_scorer.model_id if pair_model else None)
+            done = check(client, {"channel": "#team", "text": first}, tool="post")
+            complete(client, done["call_id"], status="succeeded")
+            answer = check(client, {"channel": "#team", "text": second}, tool="post")
+        assert answer["decision"] == decision, answer["explain"]
+        if pair_model:
+            details = [stage.get("detail") or "" for stage in answer["explain"]["stages"]]
+            assert any("pair model reads another request" in d for d in details), details
+
+
+def test_through_http_a_paraphrase_the_model_confirms_is_a_duplicate(client: TestClient) -> None:
+    done = check(client, EMAIL)
+    complete(client, done["call_id"], status="succeeded", result={"id": "m-1"})
+    reworded = {**EMAIL, "body": "Bob, attached you will find the Q3 report; questions welcome."}
+    answer = check(client, reworded)
+    assert answer["decision"] == "duplicate", answer["explain"]
+    assert answer["match"]["result"] == {"id": "m-1"}
+
+
+def test_by_default_the_pair_model_rules_out_and_never_confirms(scorer: OnnxPairScorer) -> None:
+    stored = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+    proposed = "Bob, attached you will find the Q3 report; questions welcome."
+    logit = scorer.score(stored, proposed)
+    assert logit is not None
+    assert logit > 2  # the model is sure; the rules have no objection
+    verdict = ModelVerifier(RuleVerifier(), scorer).compare(stored, proposed)
+    assert verdict.kind is VerdictKind.NO_OBJECTION

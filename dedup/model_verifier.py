@@ -42,7 +42,7 @@ class ModelVerifier:
         if min_logit_confirm is not None and min_logit_confirm < min_logit_same:
             raise ValueError("min_logit_confirm must not be under min_logit_same")
         self._rules = rules
-        self._model_id = scorer.model_id
+        self._scorer = scorer
         self._score = lru_cache(maxsize=_CACHED_SCORES)(scorer.score)
         self._min_logit_same = min_logit_same
         self._min_logit_confirm = min_logit_confirm
@@ -50,7 +50,7 @@ class ModelVerifier:
     @property
     def model_id(self) -> str:
         """The pair model's id."""
-        return self._model_id
+        return self._scorer.model_id
 
     def compare(self, stored: str, proposed: str) -> Verdict:
         """The rules' verdict, unless the pair model overturns it."""

@@ -44,7 +44,6 @@ from tooldedup.dedup.moves import (
 from tooldedup.dedup.records import SemanticLeaf
 
 __all__ = [
-    "MAX_VERIFIED",
     "RuleVerifier",
     "Verdict",
     "VerdictKind",
@@ -57,13 +56,13 @@ __all__ = [
 # A stage verifies at most this many candidates, and fewer for a call of many free-text
 # leaves: the pair model costs milliseconds per leaf read, and a match ruled out so many
 # times over is not worth the work.
-MAX_VERIFIED = 8
+_MAX_VERIFIED = 8
 _MAX_VERIFIED_LEAVES = 16
 
 
 def verified_candidates(leaves: int) -> int:
     """How many candidates a stage verifies for a call of ``leaves`` free-text leaves."""
-    return max(1, min(MAX_VERIFIED, _MAX_VERIFIED_LEAVES // max(1, leaves)))
+    return max(1, min(_MAX_VERIFIED, _MAX_VERIFIED_LEAVES // max(1, leaves)))
 
 
 class VerdictKind(StrEnum):

@@ -19,7 +19,15 @@ from tokenizers import Tokenizer
 from tooldedup.dedup.protocols import Vectors
 from tooldedup.index.packaged_model import PackagedModel
 
-__all__ = ["OnnxEmbedder"]
+__all__ = ["OnnxEmbedder", "cpu_session"]
+
+
+def cpu_session(onnx_path: Path, threads: int) -> ort.InferenceSession:
+    """An onnxruntime session on the CPU with ``threads`` threads per model call."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
 
 class OnnxEmbedder:
@@ -36,12 +44,7 @@ class OnnxEmbedder:
     ) -> None:
         if threads <= 0 or max_seq_length <= 0:
             raise ValueError("threads and max_seq_length must be positive")
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
-        self._session = ort.InferenceSession(
-            str(onnx_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = cpu_session(onnx_path, threads)
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_seq_length)

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from tooldedup.dedup.errors import ConfigurationError
 
-__all__ = ["MANIFEST_NAME", "PackagedModel", "file_sha256", "packaged_model_dir", "verify_files"]
+__all__ = ["MANIFEST_NAME", "PackagedModel", "file_sha256", "packaged_model_dir"]
 
 MANIFEST_NAME = "manifest.json"
 
@@ -78,21 +77,16 @@ class PackagedModel:
 
     def verify(self) -> None:
         """Check both files against the manifest's checksums; a damaged install fails loudly."""
-        verify_files(
-            [(self.onnx_path, self.onnx_sha256), (self.tokenizer_path, self.tokenizer_sha256)],
-            "model",
-        )
-
-
-def verify_files(files: Sequence[tuple[Path, str]], what: str) -> None:
-    """Check each file against its SHA-256 from a manifest; raise ``ConfigurationError``."""
-    for path, expected in files:
-        try:
-            actual = file_sha256(path)
-        except OSError as exc:
-            raise ConfigurationError(f"cannot read {what} file {path}: {exc}") from None
-        if actual != expected:
-            raise ConfigurationError(
-                f"{what} file {path} does not match its manifest (sha256 {actual[:12]}…,"
-                f" expected {expected[:12]}…): reinstall tooldedup"
-            )
+        for path, expected in (
+            (self.onnx_path, self.onnx_sha256),
+            (self.tokenizer_path, self.tokenizer_sha256),
+        ):
+            try:
+                actual = file_sha256(path)
+            except OSError as exc:
+                raise ConfigurationError(f"cannot read model file {path}: {exc}") from None
+            if actual != expected:
+                raise ConfigurationError(
+                    f"model file {path} does not match its manifest (sha256 {actual[:12]}…,"
+                    f" expected {expected[:12]}…): reinstall tooldedup"
+                )

@@ -2,18 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
-
-os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")  # see onnx_embedder: nothing under ~/.cache
-
-import onnxruntime as ort
 from tokenizers import Tokenizer
 
 from tooldedup.dedup.errors import ConfigurationError
+from tooldedup.index.onnx_embedder import cpu_session
 from tooldedup.index.packaged_model import PackagedModel
 
 __all__ = ["OnnxPairScorer", "load_pair_model", "pair_model_dir"]
@@ -39,13 +35,8 @@ class OnnxPairScorer:
         if threads <= 0:
             raise ValueError("threads must be positive")
         model.verify()
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = threads
-        options.inter_op_num_threads = 1
         try:
-            self._session = ort.InferenceSession(
-                str(model.onnx_path), options, providers=["CPUExecutionProvider"]
-            )
+            self._session = cpu_session(model.onnx_path, threads)
             self._tokenizer = Tokenizer.from_file(str(model.tokenizer_path))
         except Exception as exc:  # onnxruntime and tokenizers raise their own types
             raise ConfigurationError(

@@ -92,6 +92,14 @@ _SLOT_LISTED = re.compile(
 )
 # "4 for Ana"; not "to", which ends as many ranges and addresses ("from account 3 to Ana").
 _SLOT_BEFORE = re.compile(r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+for\s+([A-Z][\w'-]{0,40})")
+# "Ana scored 4, Ben got 2": a name, a verb that gives it a value, and the value.
+_SLOT_VERB = re.compile(
+    r"(?<![\w'-])([A-Z][a-z'-]{1,40})\s+(?:scored|scores|got|gets|owes|owed|paid|pays|won|earned"
+    r"|received|receives|needs|takes|took|brings|brought)\s+\$?(-?\d[\d.,]*\d|-?\d)\b"
+    # "Ben paid 40 for Ana": the value is Ana's ("4 for Ana" binds it).
+    r"(?!\s+for\s+[A-Z])"
+)
+_ZERO_DECIMALS = re.compile(r"\.0+$")
 _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
@@ -241,12 +249,14 @@ def slot_values(text: str) -> dict[str, frozenset[str]]:
     bound = [(m.group(1), m.group(2)) for m in _SLOT_AFTER.finditer(text)]
     bound += [(m.group(1), m.group(2)) for m in _SLOT_LISTED.finditer(text)]
     bound += [(m.group(2), m.group(1)) for m in _SLOT_BEFORE.finditer(text)]
+    bound += [(m.group(1), m.group(2)) for m in _SLOT_VERB.finditer(text)]
     values: dict[str, set[str]] = {}
     for name, value in bound:
         key = name.lower().removesuffix("'s")
         # "from March 3 to March 10" is a range of dates, not 3 given to someone named March.
         if key not in _DAY_WORDS and key not in _MONTH_ABBREV:
-            values.setdefault(key, set()).add(value.replace(",", ""))
+            # "$1,200.00" and "1200" are one value.
+            values.setdefault(key, set()).add(_ZERO_DECIMALS.sub("", value.replace(",", "")))
     return {name: frozenset(found) for name, found in values.items()}
 
 

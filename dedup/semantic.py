@@ -170,4 +170,6 @@ def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) ->
         return f"borderline, confirmed by the verifier: {verdict.reason}"
     if band is CosineBand.BORDERLINE:
         return f"borderline: at or above min_cosine_borderline {min_cosine_borderline}"
+    if verdict.kind is VerdictKind.CONFIRMED:
+        return f"confirmed by the verifier: {verdict.reason}"
     return None

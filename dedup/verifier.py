@@ -16,6 +16,7 @@ verifier reads the two texts side by side, word by word, and answers:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -30,6 +31,7 @@ from tooldedup.dedup.lexicon import (
     NEGATIONS,
     NEGATIVE_WORDS,
     STOP,
+    root,
     stem,
     words,
 )
@@ -98,8 +100,18 @@ _MIN_SWAP_CONTEXT = 4
 _MAX_ALIGNED_WORDS = 150
 # Content-word overlap above which a change of act is a flip, not a rewording.
 _MIN_ACT_OVERLAP = 0.2
-# Words between a negation and what it negates: "do not ever delete" still negates "delete".
-_ADVERBS = frozenset("ever again always really even once any more longer further".split())
+# Words between a negation and what it negates: "do not ever delete" still negates "delete",
+# and "don't go ahead and approve" negates "approve".
+_ADVERBS = frozenset("ever again always really even once any more longer further go ahead".split())
+_NOT_CONTENT = STOP | NEGATIONS
+_SKIPPED = _NOT_CONTENT | _ADVERBS
+# "Y instead of X" says what "from X to Y" and "replace X with Y" say, and nothing else does.
+_REPLACEMENT = re.compile(r"\b(?:instead of|rather than)\b")
+_SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b")
+_SWITCH = re.compile(
+    r"\b(?:from|replace|replacing)\s+(?:(?:the|a|an|my|our|your|their|his|her)\s+)?"
+    r"([^\W_]+)[^.;!?]{0,60}?\b(?:to|with|for)\b"
+)
 
 
 def _overlap(old: list[str], new: list[str]) -> float:
@@ -126,7 +138,47 @@ class _Pair:
 
 def _negation_flip(pair: _Pair) -> str | None:
     negation = _negation(pair.old, pair.new)
-    return negation if negation is not None and _negated_kept(pair.old, pair.new) else None
+    return negation if negation is not None and _negated_kept(pair) else None
+
+
+def _governed(words: list[str], at: int) -> str | None:
+    """The word the negation at ``at`` governs: the first content word of the next four,
+    adverbs skipped ("do not ever approve", "don't go ahead with the transfer"), else the
+    verb it stands on ("don't go")."""
+    following = [w for w in words[at + 1 : at + 9] if w not in _ADVERBS][:4]
+    content = [w for w in following if w not in _SKIPPED]
+    if content:
+        return content[0]
+    bare = [w for w in words[at + 1 : at + 3] if w not in _NOT_CONTENT]
+    return bare[0] if bare else None
+
+
+def _refusals(words: list[str]) -> tuple[dict[str, str], set[int]]:
+    """The words a text's negations govern, by root, and the positions they reach."""
+    refused: dict[str, str] = {}
+    reached: set[int] = set()
+    for i, word in enumerate(words):
+        if word in NEGATIONS:
+            governed = _governed(words, i)
+            if governed is not None:
+                refused[root(governed)] = governed
+            reached.update(range(i + 1, i + 9))
+    return refused, reached
+
+
+def _refusal_moved(pair: _Pair) -> str | None:
+    # One thing refused on each side, and each side says plainly, outside any negation,
+    # what the other refuses: "home, not the office" against "the office rather than home";
+    # "200, not 240" against "240 rather than 200". "Use the blue one, not the red one" and
+    # "Don't use the red one, use the blue one" refuse one thing in two words.
+    (before, reached_old), (after, reached_new) = _refusals(pair.old), _refusals(pair.new)
+    if len(before) != 1 or len(after) != 1 or before.keys() == after.keys():
+        return None
+    plain_old = {root(w) for i, w in enumerate(pair.old) if i not in reached_old}
+    plain_new = {root(w) for i, w in enumerate(pair.new) if i not in reached_new}
+    if before.keys() <= plain_new and after.keys() <= plain_old:
+        return f"what is refused changed: not {min(before.values())} → not {min(after.values())}"
+    return None
 
 
 def _reversed(pair: _Pair) -> str | None:
@@ -162,6 +214,7 @@ _BAG_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _reversed,
     _values,
     _numbers_traded,
+    _refusal_moved,
     _thanks_for_request,
 )
 
@@ -289,26 +342,37 @@ def _numbers(words: list[str]) -> list[str]:
     return [_number(w) for w in words if w[:1].isdigit()]
 
 
-def _negated_kept(old: list[str], new: list[str]) -> bool:
+def _negated_kept(pair: _Pair) -> bool:
     """Whether a word a negation governs in one text appears un-negated in the other:
     "do not approve the refund, under any circumstances" still says "approve", and
     "unclear" still says "clear". A negation whose word was reworded too ("has not worked"
-    for "has been broken") is a rewording, not a flip."""
-    for with_neg, other in ((old, new), (new, old)):
-        plain = {stem(w) for w in other}
+    for "has been broken") is a rewording, not a flip. So is "an SUV instead of the compact
+    car" against "switch from the compact car to an SUV": the other text names the word as
+    what is replaced."""
+    sides = (
+        (pair.old, pair.new, pair.stored, pair.proposed),
+        (pair.new, pair.old, pair.proposed, pair.stored),
+    )
+    for with_neg, other, negating, other_text in sides:
+        plain = {root(w) for w in other}
+        if _REPLACEMENT.search(negating.lower()) and not _SWITCHING.search(negating.lower()):
+            plain -= {root(w) for w in _replaced(other_text)}
         for i, word in enumerate(with_neg):
-            root = NEGATIVE_WORDS.get(word)
-            if root:
-                governed = [root]
-            elif word in NEGATIONS or root == "":
-                governed = [
-                    w for w in with_neg[i + 1 : i + 5] if w not in STOP | NEGATIONS | _ADVERBS
-                ]
+            positive = NEGATIVE_WORDS.get(word)
+            if positive:
+                governed: str | None = positive
+            elif word in NEGATIONS or positive == "":
+                governed = _governed(with_neg, i)
             else:
                 continue
-            if governed and stem(governed[0]) in plain:
+            if governed is not None and root(governed) in plain:
                 return True
     return False
+
+
+def _replaced(text: str) -> list[str]:
+    """What a text switches away from: X in "from X to Y" and "replace X with Y"."""
+    return [m.group(1) for m in _SWITCH.finditer(text.lower())]
 
 
 def _typo(before: str, after: str) -> bool:

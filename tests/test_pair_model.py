@@ -295,3 +295,41 @@ def test_by_default_the_pair_model_rules_out_and_never_confirms(scorer: OnnxPair
     assert logit > 2  # the model is sure; the rules have no objection
     verdict = ModelVerifier(RuleVerifier(), scorer).compare(stored, proposed)
     assert verdict.kind is VerdictKind.NO_OBJECTION
+
+
+def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
+    done = check(client, {"channel": "#team", "text": first}, tool="post")
+    complete(client, done["call_id"], status="succeeded")
+    return check(client, {"channel": "#team", "text": second}, tool="post")
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (
+            "Open the east gate at 9 tomorrow for the delivery truck",
+            "Tomorrow at 9, close the east gate for the delivery truck",
+        ),
+        ("Ana scored 4 and Ben scored 2", "Per the coach today, Ana scored 2 and Ben scored 4"),
+        ("Refund 200 instead of 240 to Ana", "Ana gets a refund: 240, not 200"),
+        (
+            "Please approve the refund for order 1182 today",
+            "Please don't go ahead and approve the refund for order 1182 today",
+        ),
+        ("Approve the refund for Ana", "Do not approve the refund for Ana"),
+        (
+            "Please ship the order to my home address, not the office",
+            "Ship it to the office rather than my home address please",
+        ),
+        ("Assign the ticket to Priya, not to Omar", "Give this ticket to Omar instead of Priya"),
+    ],
+)
+def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
+    tmp_path: Path, embedder: Embedder, pair_scorer: PairScorer, first: str, second: str
+) -> None:
+    # Bars as lenient as they go: only the rules stand between these and a merge.
+    settings = Settings(db_path=tmp_path / "t.db", min_logit_same=-50, min_logit_confirm=-50)
+    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+    with TestClient(app) as client:
+        answer = _answer(client, first, second)
+    assert answer["decision"] == "proceed", answer["explain"]

@@ -257,6 +257,108 @@ VERIFIER = RuleVerifier(_cosine)
         # Formulas and an inverted "is" reword ("Hi Bob" replicas race on these).
         ("Please find the Q3 report attached", "I've attached the Q3 report", "no_objection", None),
         ("Attached is the Q3 report", "The Q3 report is attached", "no_objection", None),
+        # "Y instead of X" says "from X to Y"; the other way round is a reversal.
+        (
+            "Switch my rental from a compact car to a full-size SUV",
+            "I'd like a full-size SUV instead of the compact car",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please move me from seat 32B to an aisle seat",
+            "Please give me seat 32B instead of an aisle seat",
+            "different",
+            "negation was added",
+        ),
+        ("Do not move from the aisle seat", "Move from the aisle seat", "different", "negation"),
+        (
+            "Please approve the refund for order 1182 today",
+            "Please don't go ahead and approve the refund for order 1182 today",
+            "different",
+            "negation was added",
+        ),
+        # A value given by a verb is bound to its name too, whatever comes before it.
+        (
+            "Ana scored 4 and Ben scored 2",
+            "Per the coach today, Ana scored 2 and Ben scored 4",
+            "different",
+            "values changed places",
+        ),
+        (
+            "Sam owes $40 and Lee owes $25",
+            "For the cabin: Lee owes $40, Sam owes $25",
+            "different",
+            "values",
+        ),
+        ("Pay Ana 200, not 240", "Ana should get 240 rather than 200", "different", "not 240"),
+        (
+            "Refund 200 instead of 240 to Ana",
+            "Ana gets a refund: 240, not 200",
+            "different",
+            "refused",
+        ),
+        ("Pay Ana 200, not 240", "Ana should get 200 rather than 240", "no_objection", None),
+        (
+            "Please ship the order to my home address, not the office",
+            "Ship it to the office rather than my home address please",
+            "different",
+            "what is refused changed",
+        ),
+        (
+            "Don't include any nuts in the wraps, please",
+            "The wraps should have no nuts in them",
+            "no_objection",
+            None,
+        ),
+        (
+            "Assign the ticket to Priya, not to Omar",
+            "Give it to Omar instead of Priya",
+            "different",
+            "refused",
+        ),
+        (
+            "I'd prefer a cash refund, not a voucher",
+            "Please give me a cash refund rather than a voucher",
+            "no_objection",
+            None,
+        ),
+        (
+            "The backup completed last night",
+            "Last night the backup did not complete",
+            "different",
+            "negation",
+        ),
+        # "from" that names a source, and "replace" in the negated text, replace nothing.
+        (
+            "Pay the invoice, but not from account 4411",
+            "Pay the invoice from account 4411",
+            "different",
+            "negation",
+        ),
+        ("Replace the screen, not the battery", "Replace the battery", "different", "negation"),
+        ("Upgrade from basic to premium", "Premium instead of basic", "no_objection", None),
+        # Adverbs skipped do not use up the words a negation reaches.
+        (
+            "Do not go ahead with the wire transfer",
+            "Go ahead with the wire transfer",
+            "different",
+            "negation",
+        ),
+        ("Don't go", "Go", "different", "negation"),
+        # One thing refused in two words is a rewording.
+        (
+            "Use the blue one, not the red one",
+            "Don't use the red one, use the blue one",
+            "no_objection",
+            None,
+        ),
+        ("Ana paid $1,200.00 for the hotel", "Ana paid $1200 for the hotel", "no_objection", None),
+        (
+            "Ben paid 40 for Ana and 20 for Cleo",
+            "Ben paid 20 for Cleo and 40 for Ana",
+            "no_objection",
+            None,
+        ),
     ],
 )
 def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:

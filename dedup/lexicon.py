@@ -59,7 +59,9 @@ _ABSORBED = tuple(
         (r"rather than", "not"),
     )
 )
-NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor"})
+# "non" stands alone once "non-smoking" is cut into words: "smoking" against "non-smoking" is
+# a flip, "not urgent" against "non-urgent" a rewording.
+NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor", "non"})
 # Words that carry a negation inside them, with what they negate: "unclear" is "not clear",
 # and "clear" against "unclear" is a flip as surely as "clear" against "not clear".
 NEGATIVE_WORDS = {

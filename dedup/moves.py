@@ -28,9 +28,11 @@ _MAX_TRADED_SPAN = 40
 # What may stand between two spans that trade places without a change: the items of a list
 # ("the report and the slides") or the two sides of "is" ("attached is the report").
 _FILLERS = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"})
-# One direction put for the other, word for word: "calls to Brazil" / "calls from Brazil".
+# One direction put for the other, word for word: "calls to Brazil" / "calls from Brazil",
+# "referred by Dr. Singh" / "referred to Dr. Singh".
 _OPPOSITE_DIRECTIONS = frozenset(
     {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}
+    | {("by", "to"), ("to", "by")}
 )
 
 

@@ -107,7 +107,10 @@ _NOT_CONTENT = STOP | NEGATIONS
 _SKIPPED = _NOT_CONTENT | _ADVERBS
 # "Y instead of X" says what "from X to Y" and "replace X with Y" say, and nothing else does.
 _REPLACEMENT = re.compile(r"\b(?:instead of|rather than)\b")
-_SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b")
+_SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b|->|→")
+_ARROW = re.compile(
+    r"(?:^|[:,;(])\s*(?:(?:the|a|an|my|our|your|their)\s+)?([^\W_]+)[^:,;()\n]{0,40}?\s*(?:->|→)"
+)
 _SWITCH = re.compile(
     r"\b(?:from|replace|replacing)\s+(?:(?:the|a|an|my|our|your|their|his|her)\s+)?"
     r"([^\W_]+)[^.;!?]{0,60}?\b(?:to|with|for)\b"
@@ -371,8 +374,9 @@ def _negated_kept(pair: _Pair) -> bool:
 
 
 def _replaced(text: str) -> list[str]:
-    """What a text switches away from: X in "from X to Y" and "replace X with Y"."""
-    return [m.group(1) for m in _SWITCH.finditer(text.lower())]
+    """What a text switches away from: X in "from X to Y", "replace X with Y", "X -> Y"."""
+    lowered = text.lower()
+    return [m.group(1) for pattern in (_SWITCH, _ARROW) for m in pattern.finditer(lowered)]
 
 
 def _typo(before: str, after: str) -> bool:

@@ -328,6 +328,14 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "negation",
         ),
+        ("King bed, non-smoking room", "King bed, smoking room", "different", "negation"),
+        ("Not urgent, but please fix", "Non-urgent, but please fix", "no_objection", None),
+        (
+            "Referred by Dr. Singh for a knee MRI",
+            "Referred to Dr. Singh for a knee MRI",
+            "different",
+            "direction",
+        ),
         # "from" that names a source, and "replace" in the negated text, replace nothing.
         (
             "Pay the invoice, but not from account 4411",
@@ -337,6 +345,18 @@ VERIFIER = RuleVerifier(_cosine)
         ),
         ("Replace the screen, not the battery", "Replace the battery", "different", "negation"),
         ("Upgrade from basic to premium", "Premium instead of basic", "no_objection", None),
+        (
+            "Room: king bed -> 2 queens",
+            "I need 2 queens instead of a king bed",
+            "no_objection",
+            None,
+        ),
+        (
+            "Room: 2 queens -> king bed",
+            "I need 2 queens instead of a king bed",
+            "different",
+            "negation",
+        ),
         # Adverbs skipped do not use up the words a negation reaches.
         (
             "Do not go ahead with the wire transfer",

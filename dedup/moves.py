@@ -7,6 +7,7 @@ dessert" becomes "Leo brings dessert, Ada brings wine"; the order tells them apa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -17,7 +18,9 @@ __all__ = [
     "Replacements",
     "Trade",
     "direction_flipped",
+    "item_added",
     "mutual_swap",
+    "person_swapped",
     "persons_changed",
     "replacements",
     "traded",
@@ -149,4 +152,48 @@ def direction_flipped(replaced: Replacements) -> str | None:
     for before, after in replaced.singles:
         if (before, after) in _OPPOSITE_DIRECTIONS:
             return f"the direction was reversed: {before} → {after}"
+    return None
+
+
+def person_swapped(replaced: Replacements) -> str | None:
+    """ "me" put for "you", or "my" for "your", word for word: "Text me when the cake arrives"
+    against "I'll text you when the cake arrives"."""
+    for before, after in replaced.singles:
+        people = {before in FIRST_PERSON, after in FIRST_PERSON}
+        if people == {True, False} and SECOND_PERSON & {before, after}:
+            return f"who does what changed: {before} → {after}"
+    return None
+
+
+# Words and commas: a list's items are told apart by its separators.
+_LIST_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?|,")
+_MAX_ITEM_WORDS = 4
+
+
+def item_added(stored: str, proposed: str) -> str | None:
+    """One item put inside a list, every other word in place: "VPN, GitHub and AWS" against
+    "VPN, GitHub, Slack and AWS". A word added at either end ("Invoice" / "Invoice
+    payment", a greeting, a name after a comma) is no list item."""
+    first, second = _LIST_TOKEN.findall(stored.lower()), _LIST_TOKEN.findall(proposed.lower())
+    short, long = sorted((first, second), key=len)
+    if len(short) == len(long):
+        return None
+    changes = [
+        op for op in SequenceMatcher(a=short, b=long, autojunk=False).get_opcodes()
+        if op[0] != "equal"
+    ]  # fmt: skip
+    if len(changes) != 1 or changes[0][0] != "insert":
+        return None
+    _, at, _, start, end = changes[0]
+    block = long[start:end]
+    items = [w for w in block if w != "," and w not in JOINERS]
+    if not 0 < at < len(short) or not items or len(items) > _MAX_ITEM_WORDS:
+        return None
+    if all(w in STOP for w in items):
+        return None
+    # ", Slack" before "and AWS", or "Slack," after "VPN,": a separator on both sides.
+    opens = block[0] == "," and (short[at] == "," or short[at] in JOINERS)
+    closes = block[-1] == "," and short[at - 1] == ","
+    if opens or closes:
+        return f"an item was added to a list: {' '.join(items)}"
     return None

@@ -37,7 +37,9 @@ from tooldedup.dedup.lexicon import (
 )
 from tooldedup.dedup.moves import (
     direction_flipped,
+    item_added,
     mutual_swap,
+    person_swapped,
     persons_changed,
     replacements,
     traded,
@@ -207,6 +209,10 @@ def _thanks_for_request(pair: _Pair) -> str | None:
     return None
 
 
+def _item_added(pair: _Pair) -> str | None:
+    return item_added(pair.stored, pair.proposed)
+
+
 def _act(pair: _Pair) -> str | None:
     return act_changed(pair.stored, pair.proposed)
 
@@ -256,7 +262,7 @@ class RuleVerifier:
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
             return Verdict(VerdictKind.NO_OBJECTION)
-        for check in (self._moved, _act):
+        for check in (self._moved, _act, _item_added):
             if (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         swaps = _swaps(old, new)
@@ -276,7 +282,7 @@ class RuleVerifier:
             trade = mutual_swap(replaced)
         if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
             return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
-        return direction_flipped(replaced)
+        return direction_flipped(replaced) or person_swapped(replaced)
 
     def _interchangeable(self, first: str, second: str) -> bool:
         """Two spans that say one thing: trading them rewords.

@@ -336,6 +336,28 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "direction",
         ),
+        # An item put inside a list; a word added at an end is no item.
+        (
+            "Disable his VPN, GitHub and AWS accounts",
+            "Disable his VPN, GitHub, Slack and AWS accounts",
+            "different",
+            "item was added",
+        ),
+        (
+            "Bring snacks, drinks and cups",
+            "Bring snacks, drinks, napkins and cups",
+            "different",
+            "item",
+        ),
+        ("Thanks", "Thanks, Bob", "no_objection", None),
+        ("Invoice", "Invoice payment", "no_objection", None),
+        # "me" for "you", word for word, with a pronoun added elsewhere.
+        (
+            "Text me when the cake arrives, please",
+            "I'll text you when the cake arrives, please",
+            "different",
+            "who does what",
+        ),
         # "from" that names a source, and "replace" in the negated text, replace nothing.
         (
             "Pay the invoice, but not from account 4411",

@@ -62,6 +62,7 @@ def _parser() -> argparse.ArgumentParser:
     add("--out", type=Path, default=Path(__file__).parent / "results")
     add("--quiet-wait", type=float, default=60.0, help="max s to wait for an idle machine")
     add("--keep-dbs", action="store_true", help="keep the preloaded files")
+    add("--no-pair-model", action="store_true", help="serve with the verifier's rules alone")
     return parser
 
 
@@ -209,6 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             serve = [sys.executable, "-m", "tooldedup.api.cli", "serve", "--db", str(db),
                      "--port", "{port}", "--cache-dir", str(args.cache_dir),
                      "--log-level", "warning"]  # fmt: skip
+            if args.no_pair_model:
+                serve.append("--no-pair-model")
             with serve_process(serve, cwd=args.work_dir) as server:
                 rss0 = server.rss()
                 data["rows"] += _run_mixes("tooldedup", server, layout, work, args, bar)

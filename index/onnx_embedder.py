@@ -22,11 +22,14 @@ from tooldedup.index.packaged_model import PackagedModel
 __all__ = ["OnnxEmbedder", "cpu_session"]
 
 
-def cpu_session(onnx_path: Path, threads: int) -> ort.InferenceSession:
-    """An onnxruntime session on the CPU with ``threads`` threads per model call."""
+def cpu_session(onnx_path: Path, threads: int, *, spinning: bool = True) -> ort.InferenceSession:
+    """An onnxruntime session on the CPU with ``threads`` threads per model call; without
+    ``spinning`` its threads sleep as soon as a call ends."""
     options = ort.SessionOptions()
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    if not spinning:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
 
 

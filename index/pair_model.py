@@ -36,7 +36,9 @@ class OnnxPairScorer:
             raise ValueError("threads must be positive")
         model.verify()
         try:
-            self._session = cpu_session(model.onnx_path, threads)
+            # Its threads would spin after each read on the cores the embedder and the
+            # server need next: under load that doubled a semantic check's p99.
+            self._session = cpu_session(model.onnx_path, threads, spinning=False)
             self._tokenizer = Tokenizer.from_file(str(model.tokenizer_path))
         except Exception as exc:  # onnxruntime and tokenizers raise their own types
             raise ConfigurationError(

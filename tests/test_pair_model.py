@@ -322,6 +322,15 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
             "Ship it to the office rather than my home address please",
         ),
         ("Assign the ticket to Priya, not to Omar", "Give this ticket to Omar instead of Priya"),
+        ("Room change: king bed, non-smoking, Nov 7-9", "Room change: king bed, smoking, Nov 7-9"),
+        (
+            "Offboarding: disable his VPN, GitHub and AWS accounts at 17:00 on his last day",
+            "Offboarding: disable his VPN, GitHub, Slack and AWS accounts at 17:00 on his last day",
+        ),
+        (
+            "Text me when the cake arrives. Keep the guest list under 20, please.",
+            "I'll text you when the cake arrives. Keep the guest list under 20, please.",
+        ),
     ],
 )
 def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(

@@ -156,8 +156,8 @@ def direction_flipped(replaced: Replacements) -> str | None:
 
 
 def person_swapped(replaced: Replacements) -> str | None:
-    """ "me" put for "you", or "my" for "your", word for word: "Text me when the cake arrives"
-    against "I'll text you when the cake arrives"."""
+    """A first-person word put for a second-person one, word for word ("me" for "you", "my"
+    for "your"): "Text me when the cake arrives" against "I'll text you when it arrives"."""
     for before, after in replaced.singles:
         people = {before in FIRST_PERSON, after in FIRST_PERSON}
         if people == {True, False} and SECOND_PERSON & {before, after}:

@@ -364,7 +364,8 @@ def _negated_kept(pair: _Pair) -> bool:
     )
     for with_neg, other, negating, other_text in sides:
         plain = {root(w) for w in other}
-        if _REPLACEMENT.search(negating.lower()) and not _SWITCHING.search(negating.lower()):
+        lowered = negating.lower()
+        if _REPLACEMENT.search(lowered) and not _SWITCHING.search(lowered):
             plain -= {root(w) for w in _replaced(other_text)}
         for i, word in enumerate(with_neg):
             positive = NEGATIVE_WORDS.get(word)

@@ -107,6 +107,8 @@ _MIN_ACT_OVERLAP = 0.2
 _ADVERBS = frozenset("ever again always really even once any more longer further go ahead".split())
 _NOT_CONTENT = STOP | NEGATIONS
 _SKIPPED = _NOT_CONTENT | _ADVERBS
+# Words after a negation it may govern, adverbs among them.
+_NEGATION_REACH = 8
 # "Y instead of X" says what "from X to Y" and "replace X with Y" say, and nothing else does.
 _REPLACEMENT = re.compile(r"\b(?:instead of|rather than)\b")
 _SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b|->|→")
@@ -150,7 +152,7 @@ def _governed(words: list[str], at: int) -> str | None:
     """The word the negation at ``at`` governs: the first content word of the next four,
     adverbs skipped ("do not ever approve", "don't go ahead with the transfer"), else the
     verb it stands on ("don't go")."""
-    following = [w for w in words[at + 1 : at + 9] if w not in _ADVERBS][:4]
+    following = [w for w in words[at + 1 : at + 1 + _NEGATION_REACH] if w not in _ADVERBS][:4]
     content = [w for w in following if w not in _SKIPPED]
     if content:
         return content[0]
@@ -167,7 +169,7 @@ def _refusals(words: list[str]) -> tuple[dict[str, str], set[int]]:
             governed = _governed(words, i)
             if governed is not None:
                 refused[root(governed)] = governed
-            reached.update(range(i + 1, i + 9))
+            reached.update(range(i + 1, i + 1 + _NEGATION_REACH))
     return refused, reached
 
 

@@ -36,11 +36,16 @@ _REPORT = re.compile(
     + r"\b"
 )
 _SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
+# A dash between spaces ends a clause as a full stop does: "Late penalty waived - Marcus was
+# out sick" tells what "Should the late penalty be waived? Marcus was out sick" asks.
+_DASH = re.compile(r"\s[-\u2013\u2014]\s")
 _PRESENTING = re.compile(r"\bplease (?:find|see)\b")
 # A yes/no question about a fact ("Did you file it?", "Is the store closed?", "Should I book
 # it?") asks, where the same words without it tell or request.
 _QUERY = re.compile(
-    r"^(?:(?:hi|hey|hello|so|and|but)\b[^a-z]*(?:[a-z]+\b[^a-z]*){0,3})?"
+    r"^(?:(?:hi|hey|hello|so|and|but)\b[^a-z]*(?:[a-z]+\b[^a-z]*){0,3}"
+    # After a heading ("Big news: is Leo moving …?") or a clause ("…, so should we …?").
+    r"|[^?]{0,40}:\s*|[^?]{0,80},\s*(?:so|and|but)\s+)?"
     r"(?:is|are|was|were|did|does|has|have|had|should|shall)\b"
 )
 # Acts that cannot stand for each other, sentence against sentence.
@@ -93,8 +98,8 @@ def act_changed(stored: str, proposed: str) -> str | None:
     order FX-2093"), or a yes/no question against the same words told or asked for.
 
     A sentence the other text also says with the same act is no change."""
-    theirs = [(_sentence_act(s), _content(s)) for s in _SENTENCE.findall(proposed)]
-    for sentence in _SENTENCE.findall(stored):
+    theirs = [(_sentence_act(s), _content(s)) for s in _sentences(proposed)]
+    for sentence in _sentences(stored):
         act, mine = _sentence_act(sentence), _content(sentence)
         if not mine:
             continue
@@ -109,6 +114,10 @@ def act_changed(stored: str, proposed: str) -> str | None:
             if frozenset({act, other_act}) in _CONFLICTS:
                 return f"a {act} became a {other_act}"
     return None
+
+
+def _sentences(text: str) -> list[str]:
+    return [s for clause in _DASH.split(text) for s in _SENTENCE.findall(clause)]
 
 
 # Past forms a report uses for the verb a request used: "We've paid invoice 42".

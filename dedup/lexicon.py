@@ -18,6 +18,7 @@ __all__ = [
     "NEGATIVE_WORDS",
     "SECOND_PERSON",
     "STOP",
+    "lemma",
     "plain_words",
     "root",
     "stem",
@@ -54,6 +55,16 @@ _ABSORBED = tuple(
         (r"can not", "unable to"),
         (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
         (r"whether or not", "whether"),
+        # Verbs and phrases that refuse as "not" does: "avoid overwriting" is "do not
+        # overwrite", "no need to pick me up" is "do not pick me up".
+        (r"(?:there is |there's )?no need to", "not"),
+        (r"avoid(?:s|ed|ing)?", "not"),
+        (r"hold(?:s|ing)? off(?: on)?", "not"),
+        (r"refrain(?:s|ed|ing)? from", "not"),
+        (r"without", "not"),
+        (r"unless", "if not"),
+        (r"under any circumstances?", "ever"),
+        (r"under no circumstances?", "never"),
         # "an exchange, not a refund" says what "an exchange instead of a refund" says.
         (r"instead of", "not"),
         (r"rather than", "not"),
@@ -70,7 +81,8 @@ NEGATIVE_WORDS = {
     "invalid": "valid", "unlikely": "likely", "unhappy": "happy", "undeliverable": "deliver",
     "unfinished": "finished", "unresolved": "resolved", "unpaid": "paid", "unread": "read",
     "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
-    "cannot": "",
+    "cannot": "", "unnecessary": "necessary", "unneeded": "needed", "wrong": "right",
+    "forbidden": "", "prohibited": "",
 }  # fmt: skip
 # Pairs that reverse an act or a direction; words compare by a crude stem.
 _ANTONYMS = (
@@ -95,6 +107,7 @@ _ANTONYMS = (
     ("own", "other"), ("mine", "yours"), ("internal", "external"), ("public", "private"),
     ("encrypt", "decrypt"), ("ascending", "descending"), ("asc", "desc"), ("my", "your"),
     ("legal", "illegal"), ("buyer", "seller"), ("inbox", "outbox"),
+    ("pick", "drop"), ("pickup", "dropoff"),
     ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
 )  # fmt: skip
 
@@ -142,6 +155,19 @@ def root(word: str) -> str:
     if len(word) >= 4 and word.endswith("e"):
         return word[:-1]
     return word
+
+
+# Endings that make a noun of a verb: "cancellation" and "cancel" name one act.
+_NOUN_ENDINGS = ("ation", "ment", "ion")
+
+
+@lru_cache(maxsize=8192)
+def lemma(word: str) -> str:
+    """A root with a verb's noun ending cut: "cancellation", "cancelled" and "cancel" agree."""
+    for ending in _NOUN_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 5:
+            return root(word[: -len(ending)])
+    return root(word)
 
 
 ANTONYM_STEMS = tuple((stem(a), stem(b)) for a, b in _ANTONYMS)

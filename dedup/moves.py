@@ -28,6 +28,7 @@ __all__ = [
 ]
 
 _MAX_TRADED_SPAN = 40
+_MAX_SHARED_EDGE = 2
 # What may stand between two spans that trade places without a change: the items of a list
 # ("the report and the slides") or the two sides of "is" ("attached is the report").
 _FILLERS = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"})
@@ -57,7 +58,22 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
     end = 0
     while a[-1 - end] == b[-1 - end]:
         end += 1
-    left, right = a[start : len(a) - end], b[start : len(b) - end]
+    # The words both spans share may sit outside the first difference: "from Harlow Ltd to
+    # Harlow Ireland Ltd" against "from Harlow Ireland Ltd to Harlow Ltd" differ only after
+    # "Harlow", so the window widens by a few words on each side.
+    for before in range(start, max(-1, start - _MAX_SHARED_EDGE - 1), -1):
+        for after in range(end, max(-1, end - _MAX_SHARED_EDGE - 1), -1):
+            found = _trade_in(old, a, b, before, len(a) - after)
+            if found is not None:
+                return found
+    return None
+
+
+def _trade_in(
+    old: list[str], a: list[str], b: list[str], start: int, stop: int
+) -> Trade | str | None:
+    """A trade of two spans within ``a[start:stop]`` and ``b[start:stop]``."""
+    left, right = a[start:stop], b[start:stop]
     size = len(left)
     if size > _MAX_TRADED_SPAN:
         return None
@@ -168,6 +184,21 @@ def person_swapped(replaced: Replacements) -> str | None:
 # Words and commas: a list's items are told apart by its separators.
 _LIST_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?|,")
 _MAX_ITEM_WORDS = 4
+_MAX_JOINED_WORDS = 6
+_ADDING = frozenset({"and", "or", "plus", "with", "including", "except", "excluding"})
+# "…, and thanks" adds nothing to do.
+_COURTESY = frozenset("thanks thank regards cheers best kind much again sorry hi hello".split())
+
+
+def _separators_only(tokens: list[str]) -> bool:
+    return all(t == "," or t in JOINERS for t in tokens)
+
+
+def _joined(block: list[str]) -> bool:
+    """Whether an inserted block opens with a word that adds ("and", "or", "with",
+    "including", "except"), after a comma maybe."""
+    words = [w for w in block if w != ","]
+    return block[0] in (",", *_ADDING) and bool(words) and words[0] in _ADDING
 
 
 def item_added(stored: str, proposed: str) -> str | None:
@@ -178,18 +209,28 @@ def item_added(stored: str, proposed: str) -> str | None:
     short, long = sorted((first, second), key=len)
     if len(short) == len(long):
         return None
+    # "the grill and 2 coolers" / "the grill, 2 coolers and the kayak": a separator put for
+    # a joiner is the list growing, not another change.
     changes = [
         op for op in SequenceMatcher(a=short, b=long, autojunk=False).get_opcodes()
-        if op[0] != "equal"
+        if op[0] != "equal" and not _separators_only(short[op[1] : op[2]] + long[op[3] : op[4]])
     ]  # fmt: skip
     if len(changes) != 1 or changes[0][0] != "insert":
         return None
     _, at, _, start, end = changes[0]
     block = long[start:end]
+    # An insertion that may slide along equal words slides right: "payments service" /
+    # "payments service and ledger service" inserts "and ledger service".
+    while at < len(short) and block[0] == short[at]:
+        block, at = [*block[1:], block[0]], at + 1
     items = [w for w in block if w != "," and w not in JOINERS]
-    if not 0 < at < len(short) or not items or len(items) > _MAX_ITEM_WORDS:
+    if at == 0 or not items or all(w in STOP or w in _COURTESY for w in items):
         return None
-    if all(w in STOP for w in items):
+    # "… to lb-ap-2" against "… to lb-ap-2 and page the network team": one more thing to do,
+    # to include or to leave out, joined on at any place after the first word.
+    if _joined(block) and len(items) <= _MAX_JOINED_WORDS:
+        return f"an item was added: {' '.join(items)}"
+    if at == len(short) or len(items) > _MAX_ITEM_WORDS:
         return None
     # ", Slack" before "and AWS", or "Slack," after "VPN,": a separator on both sides.
     opens = block[0] == "," and (short[at] == "," or short[at] in JOINERS)

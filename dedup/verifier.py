@@ -31,6 +31,7 @@ from tooldedup.dedup.lexicon import (
     NEGATIONS,
     NEGATIVE_WORDS,
     STOP,
+    lemma,
     root,
     stem,
     words,
@@ -109,6 +110,8 @@ _NOT_CONTENT = STOP | NEGATIONS
 _SKIPPED = _NOT_CONTENT | _ADVERBS
 # Words after a negation it may govern, adverbs among them.
 _NEGATION_REACH = 8
+# Words on either side of an edit that adds or drops a negation in place ("do not").
+_MAX_NEGATION_EDIT = 4
 # "Y instead of X" says what "from X to Y" and "replace X with Y" say, and nothing else does.
 _REPLACEMENT = re.compile(r"\b(?:instead of|rather than)\b")
 _SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b|->|→")
@@ -145,18 +148,58 @@ class _Pair:
 
 def _negation_flip(pair: _Pair) -> str | None:
     negation = _negation(pair.old, pair.new)
-    return negation if negation is not None and _negated_kept(pair) else None
+    if negation is None or not _negated_kept(pair) or not _negation_in_place(pair):
+        return None
+    return negation
+
+
+def _negation_in_place(pair: _Pair) -> bool:
+    """Whether a negation came or went among words left in place: "do not" put before
+    "approve the refund", "unclear" for "clear". A sentence rewritten around its negation
+    ("… at 13:00? That way the rollbacks don't overlap" for "To keep the rollbacks from
+    overlapping, … at 13:00?") rewords; a flip keeps the words around the negation, or at
+    least the one it negates."""
+    matcher = SequenceMatcher(a=pair.old, b=pair.new, autojunk=False)
+    opcodes = matcher.get_opcodes()
+    kept_old = {i for tag, i1, i2, _, _ in opcodes if tag == "equal" for i in range(i1, i2)}
+    kept_new = {j for tag, _, _, j1, j2 in opcodes if tag == "equal" for j in range(j1, j2)}
+    for tag, i1, i2, j1, j2 in opcodes:
+        if tag == "equal":
+            continue
+        before = sum(map(_negating, pair.old[i1:i2]))
+        after = sum(map(_negating, pair.new[j1:j2]))
+        if before % 2 == after % 2:
+            continue
+        if max(i2 - i1, j2 - j1) <= _MAX_NEGATION_EDIT:
+            return True
+        for side, start, stop, kept in (
+            (pair.old, i1, i2, kept_old),
+            (pair.new, j1, j2, kept_new),
+        ):
+            for at in range(start, stop):
+                if side[at] in NEGATIONS and _governed_at(side, at) in kept:
+                    return True
+    return False
 
 
 def _governed(words: list[str], at: int) -> str | None:
     """The word the negation at ``at`` governs: the first content word of the next four,
     adverbs skipped ("do not ever approve", "don't go ahead with the transfer"), else the
     verb it stands on ("don't go")."""
-    following = [w for w in words[at + 1 : at + 1 + _NEGATION_REACH] if w not in _ADVERBS][:4]
-    content = [w for w in following if w not in _SKIPPED]
+    found = _governed_at(words, at)
+    return None if found is None else words[found]
+
+
+def _governed_at(words: list[str], at: int) -> int | None:
+    """Where the word the negation at ``at`` governs stands (see ``_governed``)."""
+    following = [
+        i for i in range(at + 1, min(len(words), at + 1 + _NEGATION_REACH))
+        if words[i] not in _ADVERBS
+    ][:4]  # fmt: skip
+    content = [i for i in following if words[i] not in _SKIPPED]
     if content:
         return content[0]
-    bare = [w for w in words[at + 1 : at + 3] if w not in _NOT_CONTENT]
+    bare = [i for i in range(at + 1, min(len(words), at + 3)) if words[i] not in _NOT_CONTENT]
     return bare[0] if bare else None
 
 
@@ -317,7 +360,9 @@ class RuleVerifier:
             # "I sent you the contract" against "you sent me the agreement": the synonym
             # does not make up for the people who traded places.
             return Verdict(VerdictKind.DIFFERENT, "who does what changed")
-        swaps = [(a, b) for a, b in swaps if not _typo(a, b)]
+        # A typo, one word in another form ("moves", "moving"; not "call", "called"), or one
+        # negation for another ("isn't refundable", "non-refundable") is no other word.
+        swaps = [(a, b) for a, b in swaps if not _same_word(a, b)]
         if typos_only:
             return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
         if not swaps:
@@ -388,6 +433,19 @@ def _replaced(text: str) -> list[str]:
     return [m.group(1) for pattern in (_SWITCH, _ARROW) for m in pattern.finditer(lowered)]
 
 
+def _negating(word: str) -> bool:
+    return word in NEGATIONS or word in NEGATIVE_WORDS
+
+
+def _same_word(before: str, after: str) -> bool:
+    """A typo, another form of the word, or one negation put for another."""
+    if _negating(before) and _negating(after):
+        return True
+    # "Call the landlord" against "Called the landlord": a request became a report.
+    past = before.endswith("ed") != after.endswith("ed")
+    return (lemma(before) == lemma(after) and not past) or _typo(before, after)
+
+
 def _typo(before: str, after: str) -> bool:
     """A misspelling: a long word one or two edits (or swapped neighbours) away, keeping
     its first letter, and its last unless letters were swapped ("employer" is no typo of
@@ -402,8 +460,8 @@ def _typo(before: str, after: str) -> bool:
 
 
 def _negation(old: list[str], new: list[str]) -> str | None:
-    before = sum(w in NEGATIONS or w in NEGATIVE_WORDS for w in old)
-    after = sum(w in NEGATIONS or w in NEGATIVE_WORDS for w in new)
+    before = sum(map(_negating, old))
+    after = sum(map(_negating, new))
     if before % 2 == after % 2:
         return None
     return f"a negation was {'added' if after > before else 'removed'}"

@@ -237,16 +237,14 @@ def test_bad_pair_model_flags_refuse_to_start(
 # Held-out hand-written pairs that the rules let through and the pair model reads apart.
 _READ_APART = [
     (
-        "Chores before Mom's visit: you vacuum the living room and I'll clean the fridge, all done"
-        " by Saturday 6pm.",
-        "Chores before Mom's visit: you vacuum the living room and mop the hallway and I'll clean"
-        " the fridge, all done by Saturday 6pm.",
+        "I haven't received the e-ticket for booking VX3TT9 - please resend it to"
+        " nadia.rahimi@outlook.com.",
+        "I haven't received the invoice for booking VX3TT9 - please resend it to"
+        " nadia.rahimi@outlook.com.",
     ),
     (
-        "Pelliston NDA: Ruth Adeyemi signs for us, Martin Kovac signs for Pelliston - please route"
-        " it through DocuSign by 4 June.",
-        "Pelliston NDA: Ruth Adeyemi signs for us, Martin Kovac signs for Pelliston - did you route"
-        " it through DocuSign by 4 June?",
+        "Scale up staging cluster to 6 nodes before Friday's load test.",
+        "Scale up staging cluster to 6 nodes before Friday's demo.",
     ),
     (
         "Please move me from seat 32B to an aisle seat on flight AA 1184.",

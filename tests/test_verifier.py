@@ -329,7 +329,7 @@ VERIFIER = RuleVerifier(_cosine)
             "negation",
         ),
         ("King bed, non-smoking room", "King bed, smoking room", "different", "negation"),
-        ("Not urgent, but please fix", "Non-urgent, but please fix", "no_objection", None),
+        ("Not urgent, but please fix", "Non-urgent, but please fix", "confirmed", None),
         (
             "Referred by Dr. Singh for a knee MRI",
             "Referred to Dr. Singh for a knee MRI",
@@ -400,6 +400,161 @@ VERIFIER = RuleVerifier(_cosine)
             "Ben paid 20 for Cleo and 40 for Ana",
             "no_objection",
             None,
+        ),
+        # Verbs and phrases that refuse as "not" does.
+        (
+            "Could you pick me up at Terminal 3?",
+            "No need to pick me up at Terminal 3",
+            "different",
+            "negation",
+        ),
+        ("Do not overwrite the live data", "Avoid overwriting the live data", "confirmed", None),
+        (
+            "Please don't merge pipeline changes",
+            "Please hold off on merging pipeline changes",
+            "confirmed",
+            None,
+        ),
+        ("Overwrite the live data", "Avoid overwriting the live data", "different", "negation"),
+        (
+            "No contrast is required for the CT",
+            "Contrast is unnecessary for the CT",
+            "no_objection",
+            None,
+        ),
+        ("The estimate isn't right", "The estimate is wrong", "no_objection", None),
+        ("The estimate is right", "The estimate is wrong", "different", "negation"),
+        (
+            "Promote to 100% at 15:30 unless anyone objects",
+            "Promote to 100% at 15:30 if nobody objects",
+            "no_objection",
+            None,
+        ),
+        (
+            "Promote to 100% at 15:30 unless anyone objects",
+            "Promote to 100% at 15:30 if anyone objects",
+            "different",
+            "negation",
+        ),
+        ("Serve the coffee with sugar", "Serve the coffee without sugar", "different", "negation"),
+        # One negation for another, or one word in another form, is no other word; a request
+        # put in the past tense is.
+        (
+            "The deposit isn't refundable after Friday",
+            "The deposit is non-refundable after Friday",
+            "confirmed",
+            None,
+        ),
+        (
+            "My suitcase didn't arrive on IB 3167 from Madrid",
+            "My suitcase failed to arrive on IB 3167 from Madrid",
+            "confirmed",
+            None,
+        ),
+        (
+            "Big news: striker Leo Marsh moves to Kingsbridge FC on a 3-year deal",
+            "Big news: striker Leo Marsh is moving to Kingsbridge FC on a 3-year deal",
+            "confirmed",
+            None,
+        ),
+        (
+            "Cancellation of the seat upgrade on the 6:40 AM flight",
+            "Cancel the seat upgrade on the 6:40 AM flight",
+            "confirmed",
+            None,
+        ),
+        (
+            "Call the landlord at 9 AM: the heater isn't working",
+            "Called the landlord at 9 AM: the heater isn't working",
+            "unsure",
+            "called",
+        ),
+        # A sentence rewritten around its negation rewords; a negation put before words left
+        # in place flips, however many words it brings.
+        (
+            "Could we schedule the releases with web at 10:00 and mobile at 13:00? That way the"
+            " two rollbacks don't overlap.",
+            "To keep the two rollbacks from overlapping, can the releases be scheduled as web at"
+            " 10:00 and mobile at 13:00?",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please approve the refund for order 1182 today",
+            "Please do not under any circumstances approve the refund for order 1182 today",
+            "different",
+            "negation",
+        ),
+        # One more thing joined on with "and".
+        (
+            "Please fail over to lb-ap-2 and page the network team.",
+            "Please fail over to lb-ap-2.",
+            "different",
+            "added: page the network team",
+        ),
+        (
+            "Remove the stale flag from config and code; it is on.",
+            "Remove the stale flag from config; it is on.",
+            "different",
+            "added: code",
+        ),
+        ("Call me when you land", "Call me when you land, and thanks", "no_objection", None),
+        (
+            "We're bringing the grill and 2 coolers.",
+            "We're bringing the grill, 2 coolers and the kayak.",
+            "different",
+            "added: the kayak",
+        ),
+        (
+            "Don't merge pipeline changes that week",
+            "Don't merge pipeline or Terraform changes that week",
+            "different",
+            "added: terraform",
+        ),
+        (
+            "No deploys to prod-eu except hotfixes approved by Nadia.",
+            "No deploys to prod-eu.",
+            "different",
+            "added: except",
+        ),
+        ("VPN, GitHub and AWS", "VPN, GitHub, and AWS", "confirmed", None),
+        (
+            "Roll back payments-service from v3.4.1 in prod",
+            "Roll back payments-service and ledger-service from v3.4.1 in prod",
+            "different",
+            "added: ledger service",
+        ),
+        # A statement and the question it answers, after a heading or a dash.
+        (
+            "Big news: Leo Marsh moves to Kingsbridge FC on a 3-year deal.",
+            "Big news: is Leo Marsh moving to Kingsbridge FC on a 3-year deal?",
+            "different",
+            "a statement became a question",
+        ),
+        (
+            "Late penalty waived - Marcus was out sick with a doctor's note.",
+            "Should the late penalty be waived? Marcus was out sick with a doctor's note.",
+            "different",
+            "question",
+        ),
+        (
+            "Reminder: please bring the keys to the office",
+            "Reminder: could you bring the keys to the office?",
+            "confirmed",
+            None,
+        ),
+        # Spans of unequal length that traded places around "to".
+        (
+            "Assign the licence from Harlow Ltd to Harlow Ireland Ltd, effective 1 July",
+            "Assign the licence from Harlow Ireland Ltd to Harlow Ltd, effective 1 July",
+            "different",
+            "direction was reversed",
+        ),
+        (
+            "Pick up Maya from soccer at 5:30",
+            "Drop off Maya at soccer at 5:30",
+            "different",
+            "reversed",
         ),
     ],
 )

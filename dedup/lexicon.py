@@ -59,7 +59,9 @@ _ABSORBED = tuple(
         # overwrite", "no need to pick me up" is "do not pick me up".
         (r"(?:there is |there's )?no need to", "not"),
         (r"avoid(?:s|ed|ing)?", "not"),
-        (r"hold(?:s|ing)? off(?: on)?", "not"),
+        (r"hold(?:s|ing)? off on", "not"),
+        (r"stop(?:s|ped|ping)? (?=[^\W_]+ing\b)", "not "),
+        (r"([^\W_]+)-free", r"not \1"),
         (r"refrain(?:s|ed|ing)? from", "not"),
         (r"without", "not"),
         (r"unless", "if not"),
@@ -82,7 +84,8 @@ NEGATIVE_WORDS = {
     "unfinished": "finished", "unresolved": "resolved", "unpaid": "paid", "unread": "read",
     "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
     "cannot": "", "unnecessary": "necessary", "unneeded": "needed", "wrong": "right",
-    "forbidden": "", "prohibited": "",
+    "forbidden": "", "prohibited": "", "blocked": "", "failing": "", "refuse": "",
+    "refuses": "", "refused": "",
 }  # fmt: skip
 # Pairs that reverse an act or a direction; words compare by a crude stem.
 _ANTONYMS = (

@@ -28,8 +28,10 @@ from rapidfuzz.distance import OSA
 from tooldedup.dedup.acts import act_changed, text_act
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
+    FIRST_PERSON,
     NEGATIONS,
     NEGATIVE_WORDS,
+    SECOND_PERSON,
     STOP,
     lemma,
     root,
@@ -440,6 +442,9 @@ def _negating(word: str) -> bool:
 def _same_word(before: str, after: str) -> bool:
     """A typo, another form of the word, or one negation put for another."""
     if _negating(before) and _negating(after):
+        return True
+    # "I'm away" and "I'll be away": one person either way.
+    if {before, after} <= FIRST_PERSON or {before, after} <= SECOND_PERSON:
         return True
     # "Call the landlord" against "Called the landlord": a request became a report.
     past = before.endswith("ed") != after.endswith("ed")

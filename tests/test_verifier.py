@@ -437,6 +437,35 @@ VERIFIER = RuleVerifier(_cosine)
             "negation",
         ),
         ("Serve the coffee with sugar", "Serve the coffee without sugar", "different", "negation"),
+        ("Ada brings dessert without nuts", "Ada brings nut-free dessert", "no_objection", None),
+        ("Ada brings dessert with nuts", "Ada brings nut-free dessert", "different", "negation"),
+        ("I won't apologize for it", "I refuse to apologize for it", "confirmed", None),
+        (
+            "Emails aren't reaching Outlook users",
+            "Emails are failing to reach Outlook users",
+            "no_objection",
+            None,
+        ),
+        (
+            "Freeze: no merges to main until Thursday",
+            "Freeze: merges to main are blocked until Thursday",
+            "no_objection",
+            None,
+        ),
+        ("Please stop merging into main", "Please don't merge into main", "confirmed", None),
+        # "hold off until" waits; only "hold off on" refuses.
+        (
+            "Should I restart the iron tablets, or wait until my appointment on March 18?",
+            "Should I go back on the iron tablets now or hold off until the March 18 appointment?",
+            "no_objection",
+            None,
+        ),
+        (
+            "I'm away Friday to Tuesday, please water the plants",
+            "I'll be away Friday to Tuesday, please water the plants",
+            "confirmed",
+            None,
+        ),
         # One negation for another, or one word in another form, is no other word; a request
         # put in the past tense is.
         (

@@ -98,8 +98,16 @@ def act_changed(stored: str, proposed: str) -> str | None:
     order FX-2093"), or a yes/no question against the same words told or asked for.
 
     A sentence the other text also says with the same act is no change."""
-    theirs = [(_sentence_act(s), _content(s)) for s in _sentences(proposed)]
-    for sentence in _sentences(stored):
+    # Sentences whole, then cut at dashes too: a dash can end a clause ("Late penalty waived -
+    # Marcus was out sick") or sit inside a question ("Is the office open Mon - Fri?").
+    return _changed(_SENTENCE.findall(stored), _SENTENCE.findall(proposed)) or _changed(
+        _clauses(stored), _clauses(proposed)
+    )
+
+
+def _changed(stored: list[str], proposed: list[str]) -> str | None:
+    theirs = [(_sentence_act(s), _content(s)) for s in proposed]
+    for sentence in stored:
         act, mine = _sentence_act(sentence), _content(sentence)
         if not mine:
             continue
@@ -116,7 +124,7 @@ def act_changed(stored: str, proposed: str) -> str | None:
     return None
 
 
-def _sentences(text: str) -> list[str]:
+def _clauses(text: str) -> list[str]:
     return [s for clause in _DASH.split(text) for s in _SENTENCE.findall(clause)]
 
 

@@ -18,7 +18,6 @@ __all__ = [
     "NEGATIVE_WORDS",
     "SECOND_PERSON",
     "STOP",
-    "lemma",
     "plain_words",
     "root",
     "stem",
@@ -33,6 +32,11 @@ _CONTRACTIONS = (
     (re.compile(r"n['\u2019]t\b"), " not"),
     (re.compile(r"\bcannot\b"), "can not"),
 )
+# What a dish or a product is "free" of; "toll-free" and "hands-free" negate nothing.
+_FREE_OF = (
+    "gluten", "sugar", "nut", "nuts", "peanut", "dairy", "lactose", "caffeine", "alcohol",
+    "fat", "egg", "soy", "wheat", "salt", "meat", "fragrance", "latex", "smoke",
+)  # fmt: skip
 # A negation folded into one word says the same as the phrase ("isn't clear" = "unclear").
 _ABSORBED = tuple(
     (re.compile(rf"\b{pattern}\b"), word)
@@ -60,8 +64,8 @@ _ABSORBED = tuple(
         (r"(?:there is |there's )?no need to", "not"),
         (r"avoid(?:s|ed|ing)?", "not"),
         (r"hold(?:s|ing)? off on", "not"),
-        (r"stop(?:s|ped|ping)? (?=[^\W_]+ing\b)", "not "),
-        (r"([^\W_]+)-free", r"not \1"),
+        # "nut-free", "gluten free": what a dish or a product is made without.
+        (rf"({'|'.join(_FREE_OF)})[-\u2010\u2011 ]free", r"not \1"),
         (r"refrain(?:s|ed|ing)? from", "not"),
         (r"without", "not"),
         (r"unless", "if not"),
@@ -158,19 +162,6 @@ def root(word: str) -> str:
     if len(word) >= 4 and word.endswith("e"):
         return word[:-1]
     return word
-
-
-# Endings that make a noun of a verb: "cancellation" and "cancel" name one act.
-_NOUN_ENDINGS = ("ation", "ment", "ion")
-
-
-@lru_cache(maxsize=8192)
-def lemma(word: str) -> str:
-    """A root with a verb's noun ending cut: "cancellation", "cancelled" and "cancel" agree."""
-    for ending in _NOUN_ENDINGS:
-        if word.endswith(ending) and len(word) - len(ending) >= 5:
-            return root(word[: -len(ending)])
-    return root(word)
 
 
 ANTONYM_STEMS = tuple((stem(a), stem(b)) for a, b in _ANTONYMS)

@@ -185,9 +185,14 @@ def person_swapped(replaced: Replacements) -> str | None:
 _LIST_TOKEN = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)?|,")
 _MAX_ITEM_WORDS = 4
 _MAX_JOINED_WORDS = 6
-_ADDING = frozenset({"and", "or", "plus", "with", "including", "except", "excluding"})
+# "with" is left out: "reply to Ana with a short note" adds a manner, not an item.
+_ADDING = frozenset(
+    {"and", "or", "plus", "including", "except", "excluding", "other", "apart", "besides"}
+)
 # "…, and thanks" adds nothing to do.
-_COURTESY = frozenset("thanks thank regards cheers best kind much again sorry hi hello".split())
+_COURTESY = frozenset(
+    "thanks thank regards cheers best kind much again sorry hi hello let know keep posted".split()
+)
 
 
 def _separators_only(tokens: list[str]) -> bool:
@@ -195,8 +200,8 @@ def _separators_only(tokens: list[str]) -> bool:
 
 
 def _joined(block: list[str]) -> bool:
-    """Whether an inserted block opens with a word that adds ("and", "or", "with",
-    "including", "except"), after a comma maybe."""
+    """Whether an inserted block opens with a word that adds or takes out ("and", "or",
+    "including", "except", "other than"), after a comma maybe."""
     words = [w for w in block if w != ","]
     return block[0] in (",", *_ADDING) and bool(words) and words[0] in _ADDING
 
@@ -227,7 +232,8 @@ def item_added(stored: str, proposed: str) -> str | None:
     if at == 0 or not items or all(w in STOP or w in _COURTESY for w in items):
         return None
     # "… to lb-ap-2" against "… to lb-ap-2 and page the network team": one more thing to do,
-    # to include or to leave out, joined on at any place after the first word.
+    # to include or to leave out, joined on at any place after the first word ("…, and let
+    # me know" asks for nothing more).
     if _joined(block) and len(items) <= _MAX_JOINED_WORDS:
         return f"an item was added: {' '.join(items)}"
     if at == len(short) or len(items) > _MAX_ITEM_WORDS:

@@ -7,8 +7,9 @@ verifier reads the two texts side by side, word by word, and answers:
   texts keep, an antonym or a reversed direction, names, items or values that traded places,
   "I" and "you" swapped, a request against a thank-you, a report or a question
   (``dedup/lexicon.py``, ``dedup/moves.py``, ``dedup/acts.py``);
-- ``unsure`` when it cannot tell (a bare ordinal, or one content word swapped for a word that
-  is no synonym), so that only a judge may merge;
+- ``unsure`` when it cannot tell (a bare ordinal, one content word swapped for a word that is
+  no synonym, a negation over a kept word in a sentence rewritten around it), so that only a
+  judge may merge;
 - ``confirmed`` when the texts differ only in ways that keep the meaning (case, punctuation,
   negations absorbed into a word, synonyms), which settles a borderline match;
 - ``no_objection`` otherwise, leaving the answer to the thresholds.
@@ -21,6 +22,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from enum import StrEnum
+from itertools import pairwise
 from typing import Protocol
 
 from rapidfuzz.distance import OSA
@@ -28,12 +30,9 @@ from rapidfuzz.distance import OSA
 from tooldedup.dedup.acts import act_changed, text_act
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
-    FIRST_PERSON,
     NEGATIONS,
     NEGATIVE_WORDS,
-    SECOND_PERSON,
     STOP,
-    lemma,
     root,
     stem,
     words,
@@ -114,6 +113,8 @@ _SKIPPED = _NOT_CONTENT | _ADVERBS
 _NEGATION_REACH = 8
 # Words on either side of an edit that adds or drops a negation in place ("do not").
 _MAX_NEGATION_EDIT = 4
+# Words either side of a word within which another negation refuses it too.
+_NEAR = 4
 # "Y instead of X" says what "from X to Y" and "replace X with Y" say, and nothing else does.
 _REPLACEMENT = re.compile(r"\b(?:instead of|rather than)\b")
 _SWITCHING = re.compile(r"\b(?:from|replace|replacing)\b|->|→")
@@ -150,9 +151,49 @@ class _Pair:
 
 def _negation_flip(pair: _Pair) -> str | None:
     negation = _negation(pair.old, pair.new)
-    if negation is None or not _negated_kept(pair) or not _negation_in_place(pair):
+    if negation is None:
+        # Another negating word elsewhere ("… unless it is paid", "… without a review") can
+        # even the count; a bare "do not" put before a word both texts keep still flips.
+        return _bare_refusal(pair)
+    if not _negated_kept(pair) or not _negation_in_place(pair):
         return None
     return negation
+
+
+def _reworded_negation(pair: _Pair) -> str | None:
+    """A negation over a word both texts keep, in a sentence rewritten around it: a flip as
+    often as a rewording ("Please renew the licence" / "The licence should not be renewed
+    this year"), so only a judge may merge it."""
+    negation = _negation(pair.old, pair.new)
+    if negation is None or not _negated_kept(pair):
+        return None
+    return f"{negation} in a reworded sentence"
+
+
+def _bare_refusal(pair: _Pair) -> str | None:
+    """A "do not" put before (or taken from) a word both texts keep in place, the other text
+    not refusing that word: "Approve the expense report" / "Do not approve the expense
+    report unless receipts are attached"."""
+    if max(len(pair.old), len(pair.new)) > _MAX_ALIGNED_WORDS:
+        return None
+    opcodes = SequenceMatcher(a=pair.old, b=pair.new, autojunk=False).get_opcodes()
+    for (tag, i1, i2, j1, j2), following in pairwise(opcodes):
+        if tag not in ("insert", "delete") or following[0] != "equal":
+            continue
+        block, other, at = (
+            (pair.new[j1:j2], pair.old, following[1])
+            if tag == "insert"
+            else (pair.old[i1:i2], pair.new, following[3])
+        )
+        if not any(w in NEGATIONS for w in block) or not all(w in _SKIPPED for w in block):
+            continue
+        if other[at] in _SKIPPED:
+            continue
+        # The other text refuses the same word in its own words ("contrast is unnecessary").
+        if any(map(_negating, other[max(0, at - _NEAR) : at + _NEAR + 1])):
+            continue
+        return f"a negation was {'added' if tag == 'insert' else 'removed'}"
+    return None
 
 
 def _negation_in_place(pair: _Pair) -> bool:
@@ -161,6 +202,9 @@ def _negation_in_place(pair: _Pair) -> bool:
     ("… at 13:00? That way the rollbacks don't overlap" for "To keep the rollbacks from
     overlapping, … at 13:00?") rewords; a flip keeps the words around the negation, or at
     least the one it negates."""
+    if max(len(pair.old), len(pair.new)) > _MAX_ALIGNED_WORDS:
+        # Alignment is quadratic; past the bound the flip stands as the counts say.
+        return True
     matcher = SequenceMatcher(a=pair.old, b=pair.new, autojunk=False)
     opcodes = matcher.get_opcodes()
     kept_old = {i for tag, i1, i2, _, _ in opcodes if tag == "equal" for i in range(i1, i2)}
@@ -305,6 +349,14 @@ class RuleVerifier:
         for check in _BAG_CHECKS:
             if (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
+        verdict = self._aligned(pair)
+        doubt = _reworded_negation(pair)
+        if doubt is not None and verdict.kind in (VerdictKind.NO_OBJECTION, VerdictKind.CONFIRMED):
+            return Verdict(VerdictKind.UNSURE, doubt)
+        return verdict
+
+    def _aligned(self, pair: _Pair) -> Verdict:
+        old, new = pair.old, pair.new
         # Word alignment is quadratic in the worst case; a long text's end is compared as a
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > _MAX_ALIGNED_WORDS:
@@ -362,8 +414,8 @@ class RuleVerifier:
             # "I sent you the contract" against "you sent me the agreement": the synonym
             # does not make up for the people who traded places.
             return Verdict(VerdictKind.DIFFERENT, "who does what changed")
-        # A typo, one word in another form ("moves", "moving"; not "call", "called"), or one
-        # negation for another ("isn't refundable", "non-refundable") is no other word.
+        # A typo, one verb in another form ("moves", "moving"), or one negation spelt another
+        # way ("isn't refundable", "non-refundable") is no other word.
         swaps = [(a, b) for a, b in swaps if not _same_word(a, b)]
         if typos_only:
             return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
@@ -435,20 +487,34 @@ def _replaced(text: str) -> list[str]:
     return [m.group(1) for pattern in (_SWITCH, _ARROW) for m in pattern.finditer(lowered)]
 
 
+# "I'm away" and "I'll be away": the same person, now or soon.
+_NOW_OR_SOON = frozenset(
+    frozenset(pair) for pair in (("i'm", "i'll"), ("we're", "we'll"), ("you're", "you'll"))
+)
+
+
 def _negating(word: str) -> bool:
     return word in NEGATIONS or word in NEGATIVE_WORDS
 
 
 def _same_word(before: str, after: str) -> bool:
     """A typo, another form of the word, or one negation put for another."""
-    if _negating(before) and _negating(after):
+    if _one_negation(before, after) or frozenset((before, after)) in _NOW_OR_SOON:
         return True
-    # "I'm away" and "I'll be away": one person either way.
-    if {before, after} <= FIRST_PERSON or {before, after} <= SECOND_PERSON:
-        return True
-    # "Call the landlord" against "Called the landlord": a request became a report.
-    past = before.endswith("ed") != after.endswith("ed")
-    return (lemma(before) == lemma(after) and not past) or _typo(before, after)
+    # "moves" and "moving" are one verb; "train" and "training", "payment" and "payments",
+    # or "call" and "called" (a request become a report) are not one word.
+    ends = {before.endswith("ing"), after.endswith("ing")}
+    inflected = ends == {True, False} and any(w.endswith("s") for w in (before, after))
+    return (inflected and root(before) == root(after)) or _typo(before, after)
+
+
+def _one_negation(before: str, after: str) -> bool:
+    """Two spellings of one "not": "not"/"non", "not"/"failed" ("didn't arrive", "failed to
+    arrive"), never two negative words of their own ("unpaid", "unread")."""
+    first, second = NEGATIVE_WORDS.get(before), NEGATIVE_WORDS.get(after)
+    if before in NEGATIONS or after in NEGATIONS:
+        return {before, after} <= NEGATIONS or "" in (first, second)
+    return first is not None and first == second
 
 
 def _typo(before: str, after: str) -> bool:
@@ -496,7 +562,12 @@ def _swaps(old: list[str], new: list[str]) -> list[tuple[str, str]] | None:
             continue
         if tag != "replace" or i2 - i1 != 1 or j2 - j1 != 1:
             return None
-        swaps.append((content_old[i1], content_new[j1]))
+        before, after = content_old[i1], content_new[j1]
+        # "do not merge" and "hold off on merging" refuse one verb.
+        refused = i1 > 0 and j1 > 0 and content_old[i1 - 1] in NEGATIONS
+        if refused and content_new[j1 - 1] in NEGATIONS and root(before) == root(after):
+            continue
+        swaps.append((before, after))
     return swaps if len(swaps) <= 2 else None
 
 

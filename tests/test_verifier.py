@@ -452,7 +452,6 @@ VERIFIER = RuleVerifier(_cosine)
             "no_objection",
             None,
         ),
-        ("Please stop merging into main", "Please don't merge into main", "confirmed", None),
         # "hold off until" waits; only "hold off on" refuses.
         (
             "Should I restart the iron tablets, or wait until my appointment on March 18?",
@@ -466,8 +465,8 @@ VERIFIER = RuleVerifier(_cosine)
             "confirmed",
             None,
         ),
-        # One negation for another, or one word in another form, is no other word; a request
-        # put in the past tense is.
+        # One negation spelt another way, or one verb in another form, is no other word; a
+        # request put in the past tense, or a verb made a noun, is.
         (
             "The deposit isn't refundable after Friday",
             "The deposit is non-refundable after Friday",
@@ -489,7 +488,7 @@ VERIFIER = RuleVerifier(_cosine)
         (
             "Cancellation of the seat upgrade on the 6:40 AM flight",
             "Cancel the seat upgrade on the 6:40 AM flight",
-            "confirmed",
+            "unsure",
             None,
         ),
         (
@@ -498,15 +497,34 @@ VERIFIER = RuleVerifier(_cosine)
             "unsure",
             "called",
         ),
-        # A sentence rewritten around its negation rewords; a negation put before words left
-        # in place flips, however many words it brings.
+        # A negation in a sentence rewritten around it is held: a rewording as often as a flip.
+        # One put before words left in place flips, however many words it brings, and so does
+        # a bare "do not" that another negating word elsewhere evens out.
         (
             "Could we schedule the releases with web at 10:00 and mobile at 13:00? That way the"
             " two rollbacks don't overlap.",
             "To keep the two rollbacks from overlapping, can the releases be scheduled as web at"
             " 10:00 and mobile at 13:00?",
-            "no_objection",
-            None,
+            "unsure",
+            "reworded",
+        ),
+        (
+            "Please renew the Adobe licence for the design team",
+            "The Adobe licence for the design team should not be renewed this year",
+            "unsure",
+            "reworded",
+        ),
+        (
+            "Approve the expense report for Marcus",
+            "Do not approve the expense report for Marcus unless receipts are attached",
+            "different",
+            "negation was added",
+        ),
+        (
+            "Merge the pull request",
+            "Don't merge the pull request without a review",
+            "different",
+            "negation was added",
         ),
         (
             "Please approve the refund for order 1182 today",
@@ -571,6 +589,48 @@ VERIFIER = RuleVerifier(_cosine)
             "Reminder: could you bring the keys to the office?",
             "confirmed",
             None,
+        ),
+        # Reviewer regressions: two negative words of their own, a noun and its plural or its
+        # verb, "I've" for "I'll", a question cut at a dash, "-free" only for what food lacks.
+        ("Mark invoice 42 as unpaid", "Mark invoice 42 as unread", "unsure", "unpaid → unread"),
+        ("Book the training for Ana on Friday", "Book the train for Ana on Friday", "unsure", None),
+        (
+            "Delete the nightly backup of the billing database",
+            "Delete the nightly backups of the billing database",
+            "unsure",
+            None,
+        ),
+        (
+            "I've put the keys in the lockbox by the door",
+            "I'll put the keys in the lockbox by the door",
+            "unsure",
+            None,
+        ),
+        ("Is the office open Mon - Fri?", "The office is open Mon - Fri.", "different", "question"),
+        (
+            "Order the gluten free cake for Ana",
+            "Order the gluten-free cake for Ana",
+            "confirmed",
+            None,
+        ),
+        (
+            "Order the toll-free number for the shop",
+            "Order the toll free number for the shop",
+            "confirmed",
+            None,
+        ),
+        ("Reset Ana's password", "Reset Ana's password and let me know", "no_objection", None),
+        (
+            "Reply to Ana about the invoice",
+            "Reply to Ana about the invoice with a short note",
+            "no_objection",
+            None,
+        ),
+        (
+            "Email everyone on the list",
+            "Email everyone on the list other than Ana",
+            "different",
+            "added",
         ),
         # Spans of unequal length that traded places around "to".
         (

@@ -208,8 +208,9 @@ def _joined(block: list[str]) -> bool:
 
 def item_added(stored: str, proposed: str) -> str | None:
     """One item put inside a list, every other word in place: "VPN, GitHub and AWS" against
-    "VPN, GitHub, Slack and AWS". A word added at either end ("Invoice" / "Invoice
-    payment", a greeting, a name after a comma) is no list item."""
+    "VPN, GitHub, Slack and AWS", or "drinks and plates" against "drinks, plates and ice".
+    A word added at either end ("Invoice" / "Invoice payment", a greeting, a name after a
+    comma) is no list item."""
     first, second = _LIST_TOKEN.findall(stored.lower()), _LIST_TOKEN.findall(proposed.lower())
     short, long = sorted((first, second), key=len)
     if len(short) == len(long):
@@ -221,7 +222,7 @@ def item_added(stored: str, proposed: str) -> str | None:
         if op[0] != "equal" and not _separators_only(short[op[1] : op[2]] + long[op[3] : op[4]])
     ]  # fmt: skip
     if len(changes) != 1 or changes[0][0] != "insert":
-        return None
+        return _list_grown(short, long)
     _, at, _, start, end = changes[0]
     block = long[start:end]
     # An insertion that may slide along equal words slides right: "payments service" /
@@ -244,3 +245,28 @@ def item_added(stored: str, proposed: str) -> str | None:
     if opens or closes:
         return f"an item was added to a list: {' '.join(items)}"
     return None
+
+
+def _list_grown(short: list[str], long: list[str]) -> str | None:
+    """One item more in a list joined by "and" or "or", wherever the alignment put it:
+    "drinks and plates" / "drinks, plates and ice" aligns "plates" with "ice"."""
+    size = len(long) - len(short)
+    if not 2 <= size <= _MAX_ITEM_WORDS + 1:
+        return None
+    # A comma for "and" is the same list: compare the texts with every separator alike.
+    plain_short, plain_long = _separated(short), _separated(long)
+    for at in range(1, len(long) - size + 1):
+        if plain_long[:at] + plain_long[at + size :] != plain_short:
+            continue
+        block = plain_long[at : at + size]
+        item = " ".join(block).strip("| ").split()
+        content = [w for w in item if w not in STOP and w not in _COURTESY]
+        # The list was one already: an "and" or "or" stands where the item went.
+        listed = any(t in JOINERS for t in short[max(0, at - 2) : at + 2])
+        if content and "|" not in item and len(item) < size and listed:
+            return f"an item was added to a list: {' '.join(item)}"
+    return None
+
+
+def _separated(tokens: list[str]) -> list[str]:
+    return ["|" if t == "," or t in JOINERS else t for t in tokens]

@@ -566,6 +566,19 @@ VERIFIER = RuleVerifier(_cosine)
         ),
         ("VPN, GitHub and AWS", "VPN, GitHub, and AWS", "confirmed", None),
         (
+            "Potluck Sunday: Omar brings dessert, I've got drinks and plates.",
+            "Potluck Sunday: Omar brings dessert, I've got drinks, plates and ice.",
+            "different",
+            "added to a list: ice",
+        ),
+        (
+            "Invite Ingrid and Tomas to the review",
+            "Invite Ingrid, Tomas and Maria to the review",
+            "different",
+            "maria",
+        ),
+        ("Buy milk and eggs", "Buy milk, eggs, and bread", "different", "bread"),
+        (
             "Roll back payments-service from v3.4.1 in prod",
             "Roll back payments-service and ledger-service from v3.4.1 in prod",
             "different",

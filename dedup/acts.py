@@ -100,9 +100,10 @@ def act_changed(stored: str, proposed: str) -> str | None:
     A sentence the other text also says with the same act is no change."""
     # Sentences whole, then cut at dashes too: a dash can end a clause ("Late penalty waived -
     # Marcus was out sick") or sit inside a question ("Is the office open Mon - Fri?").
-    return _changed(_SENTENCE.findall(stored), _SENTENCE.findall(proposed)) or _changed(
-        _clauses(stored), _clauses(proposed)
-    )
+    found = _changed(_SENTENCE.findall(stored), _SENTENCE.findall(proposed))
+    if found is None and (_DASH.search(stored) or _DASH.search(proposed)):
+        found = _changed(_clauses(stored), _clauses(proposed))
+    return found
 
 
 def _changed(stored: list[str], proposed: list[str]) -> str | None:

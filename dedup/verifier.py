@@ -176,6 +176,9 @@ def _bare_refusal(pair: _Pair) -> str | None:
     report unless receipts are attached"."""
     if max(len(pair.old), len(pair.new)) > _MAX_ALIGNED_WORDS:
         return None
+    # Most texts say no "not" at all: they need no alignment here.
+    if NEGATIONS.isdisjoint(pair.old) and NEGATIONS.isdisjoint(pair.new):
+        return None
     opcodes = SequenceMatcher(a=pair.old, b=pair.new, autojunk=False).get_opcodes()
     for (tag, i1, i2, j1, j2), following in pairwise(opcodes):
         if tag not in ("insert", "delete") or following[0] != "equal":

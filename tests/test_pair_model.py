@@ -329,6 +329,34 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
             "Text me when the cake arrives. Keep the guest list under 20, please.",
             "I'll text you when the cake arrives. Keep the guest list under 20, please.",
         ),
+        # 0.6: a "do not" evened out by "without", "no need to", an item joined on or added
+        # at a list's end, a negation in a reworded sentence (held), a question cut at a dash.
+        (
+            "Merge the pull request for the billing service",
+            "Don't merge the pull request for the billing service without a review",
+        ),
+        (
+            "Could you pick me up at Terminal 3 tonight?",
+            "No need to pick me up at Terminal 3 tonight",
+        ),
+        (
+            "APAC customers can't reach the login page; health checks on lb-ap-1 fail. Please fail"
+            " over to lb-ap-2 and page the network team.",
+            "APAC customers can't reach the login page; health checks on lb-ap-1 fail. Please fail"
+            " over to lb-ap-2.",
+        ),
+        (
+            "Potluck Sunday: Omar brings dessert, I've got drinks and plates.",
+            "Potluck Sunday: Omar brings dessert, I've got drinks, plates and ice.",
+        ),
+        (
+            "Please renew the Adobe licence for the design team",
+            "The Adobe licence for the design team should not be renewed this year",
+        ),
+        (
+            "Is the office open Mon - Fri for the delivery?",
+            "The office is open Mon - Fri for the delivery.",
+        ),
     ],
 )
 def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
@@ -340,3 +368,9 @@ def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
     with TestClient(app) as client:
         answer = _answer(client, first, second)
     assert answer["decision"] == "proceed", answer["explain"]
+    # The verifier's rules, or values bound to names in the exact signature (no semantic
+    # stage then), kept the two apart: not a low cosine.
+    stages = answer["explain"]["stages"]
+    verdicts = {stage.get("verdict") for stage in stages}
+    compared = any(stage["stage"] == "semantic" for stage in stages)
+    assert verdicts & {"different", "unsure"} or not compared, answer["explain"]

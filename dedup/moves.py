@@ -195,8 +195,9 @@ _COURTESY = frozenset(
 )
 
 
-def _separators_only(tokens: list[str]) -> bool:
-    return all(t == "," or t in JOINERS for t in tokens)
+def _separator(token: str) -> bool:
+    """A comma or a joiner: what stands between a list's items."""
+    return token == "," or token in JOINERS
 
 
 def _joined(block: list[str]) -> bool:
@@ -219,7 +220,7 @@ def item_added(stored: str, proposed: str) -> str | None:
     # a joiner is the list growing, not another change.
     changes = [
         op for op in SequenceMatcher(a=short, b=long, autojunk=False).get_opcodes()
-        if op[0] != "equal" and not _separators_only(short[op[1] : op[2]] + long[op[3] : op[4]])
+        if op[0] != "equal" and not all(map(_separator, short[op[1] : op[2]] + long[op[3] : op[4]]))
     ]  # fmt: skip
     if len(changes) != 1 or changes[0][0] != "insert":
         return _list_grown(short, long)
@@ -229,7 +230,7 @@ def item_added(stored: str, proposed: str) -> str | None:
     # "payments service and ledger service" inserts "and ledger service".
     while at < len(short) and block[0] == short[at]:
         block, at = [*block[1:], block[0]], at + 1
-    items = [w for w in block if w != "," and w not in JOINERS]
+    items = [w for w in block if not _separator(w)]
     if at == 0 or not items or all(w in STOP or w in _COURTESY for w in items):
         return None
     # "… to lb-ap-2" against "… to lb-ap-2 and page the network team": one more thing to do,
@@ -254,19 +255,22 @@ def _list_grown(short: list[str], long: list[str]) -> str | None:
     if not 2 <= size <= _MAX_ITEM_WORDS + 1:
         return None
     # A comma for "and" is the same list: compare the texts with every separator alike.
-    plain_short, plain_long = _separated(short), _separated(long)
+    plain_short = ["," if _separator(t) else t for t in short]
+    plain_long = ["," if _separator(t) else t for t in long]
     for at in range(1, len(long) - size + 1):
         if plain_long[:at] + plain_long[at + size :] != plain_short:
             continue
         block = plain_long[at : at + size]
-        item = " ".join(block).strip("| ").split()
+        # The item, with a separator at one end at least and none inside.
+        start, end = 0, len(block)
+        while start < end and block[start] == ",":
+            start += 1
+        while end > start and block[end - 1] == ",":
+            end -= 1
+        item = block[start:end]
         content = [w for w in item if w not in STOP and w not in _COURTESY]
         # The list was one already: an "and" or "or" stands where the item went.
         listed = any(t in JOINERS for t in short[max(0, at - 2) : at + 2])
-        if content and "|" not in item and len(item) < size and listed:
+        if content and "," not in item and len(item) < size and listed:
             return f"an item was added to a list: {' '.join(item)}"
     return None
-
-
-def _separated(tokens: list[str]) -> list[str]:
-    return ["|" if t == "," or t in JOINERS else t for t in tokens]

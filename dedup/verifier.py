@@ -353,9 +353,10 @@ class RuleVerifier:
             if (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         verdict = self._aligned(pair)
-        doubt = _reworded_negation(pair)
-        if doubt is not None and verdict.kind in (VerdictKind.NO_OBJECTION, VerdictKind.CONFIRMED):
-            return Verdict(VerdictKind.UNSURE, doubt)
+        if verdict.kind in (VerdictKind.NO_OBJECTION, VerdictKind.CONFIRMED):
+            doubt = _reworded_negation(pair)
+            if doubt is not None:
+                return Verdict(VerdictKind.UNSURE, doubt)
         return verdict
 
     def _aligned(self, pair: _Pair) -> Verdict:

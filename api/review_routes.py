@@ -26,7 +26,7 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 LogReader = Annotated[Principal, Depends(allow(LOG_READERS))]
 Decision = Literal["proceed", "duplicate", "in_progress", "reconcile"]
-Stage = Literal["exact", "fuzzy", "semantic", "judge", "none"]
+Stage = Literal["exact", "equivalent", "fuzzy", "semantic", "judge", "none"]
 Score = Annotated[float | None, Query(ge=-1.0, le=1.0)]
 When = Annotated[datetime | None, Query()]
 

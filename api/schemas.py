@@ -87,7 +87,7 @@ class MatchOut(BaseModel):
     call_id: str
     tool: str
     args: Any
-    stage: Literal["exact", "fuzzy", "semantic", "judge"]
+    stage: Literal["exact", "equivalent", "fuzzy", "semantic", "judge"]
     score: float
     status: Literal["pending", "succeeded", "failed", "unknown"]
     failure_class: Literal["retryable", "poison", "ambiguous"] | None

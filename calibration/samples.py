@@ -15,16 +15,19 @@ __all__ = ["VETOES", "LabelledPair", "Sample", "load_pairs", "samples_from_log"]
 
 # Verifier verdicts that keep a pair from matching at any threshold (without a judge).
 VETOES = frozenset({"different", "unsure"})
+# Stages that match whatever the cosine thresholds say.
+_FIXED = ("exact", "equivalent", "fuzzy")
 
 
 @dataclass(frozen=True, slots=True)
 class Sample:
     """What the funnel saw for one labelled pair, and whether it was really a duplicate.
 
-    ``fixed`` is the stage that matched without a cosine threshold (``exact`` or ``fuzzy``);
-    ``cosine`` is the weakest-leaf cosine when the semantic stage ran. A sample with
-    neither can never be matched: its exact fields differ, or it has no free text. A
-    ``vetoed`` sample is one the verifier ruled out or held: no threshold makes it a match.
+    ``fixed`` is the stage that matched without a cosine threshold (``exact``,
+    ``equivalent`` or ``fuzzy``); ``cosine`` is the weakest-leaf cosine when the semantic
+    stage ran. A sample with neither can never be matched: its exact fields differ, or it
+    has no free text. A ``vetoed`` sample is one the verifier ruled out or held: no
+    threshold makes it a match.
     """
 
     ref: str
@@ -116,7 +119,7 @@ def _log_entries(path: Path) -> Iterator[dict[str, Any]]:
 def sample_from_entry(entry: dict[str, Any], duplicate: bool, source: str) -> Sample:
     """The scores a logged check recorded, as a sample with the given label."""
     stages = {s["stage"]: s for s in entry.get("explain", {}).get("stages", [])}
-    fixed = entry.get("stage") if entry.get("stage") in ("exact", "fuzzy") else None
+    fixed = entry.get("stage") if entry.get("stage") in _FIXED else None
     semantic = stages.get("semantic", {})
     cosine = semantic.get("score")
     return Sample(

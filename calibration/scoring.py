@@ -55,7 +55,7 @@ def score_pairs(
                 continue
             match = second.match
             fixed = None
-            if match is not None and match.stage in (Stage.EXACT, Stage.FUZZY):
+            if match is not None and match.stage in (Stage.EXACT, Stage.EQUIVALENT, Stage.FUZZY):
                 fixed = match.stage.value
             semantic = [r for r in second.reports if r.stage is Stage.SEMANTIC]
             cosine = semantic[0].score if semantic else None

@@ -32,6 +32,7 @@ from tooldedup.dedup.fields import (
 )
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, Scope, SemanticLeaf
+from tooldedup.dedup.values import ValueKind, pinned, value_key, value_kind
 
 __all__ = [
     "LONG_TEXT_CHARS",
@@ -145,7 +146,8 @@ def name_kind(name: str | None) -> bool | None:
     last = last_word(name)
     if last in PROSE_FIELD_NAMES:
         return True
-    if last in VALUE_FIELD_NAMES:
+    # A place, a date or a unit is a value however many words it has ("New York City, NY").
+    if last in VALUE_FIELD_NAMES or value_kind(name) is not None:
         return False
     return None
 
@@ -154,7 +156,10 @@ def _exact_string(text: str, name: str | None) -> str:
     """Case is kept in ids, names, files, branches and secrets; only categories fold it."""
     if is_secret_name(name):
         return text
-    if is_email(text) or (is_category_name(name) and is_enum_like(text)):
+    if is_email(text):
+        return text.lower()
+    # A unit keeps its case: "Mg" (megagram) is not "mg" (see dedup/values.py).
+    if is_category_name(name) and is_enum_like(text) and value_kind(name) is not ValueKind.UNIT:
         return text.lower()
     return text
 
@@ -243,7 +248,8 @@ class _Walk:
                 items.sort(key=lambda pair: canonical_json(pair[0]))
             return [c for c, _ in items], [s for _, s in items]
         if isinstance(value, str):
-            return self._walk_string(value, path, name, sem)
+            by_policy = pinned(pattern, policy.exact_fields)
+            return self._walk_string(value, path, name, sem, by_policy)
         canonical: Any = scalar(value)
         self.exact.append((path, canonical_json(canonical)))
         return canonical, canonical
@@ -270,7 +276,7 @@ class _Walk:
         return canonical, skeleton
 
     def _walk_string(
-        self, value: str, path: str, name: str | None, sem: bool | None
+        self, value: str, path: str, name: str | None, sem: bool | None, by_policy: bool
     ) -> tuple[Any, Any]:
         _check_string(value)
         # As written, for commands, files and secrets: "x²" is not "x2" in a file name.
@@ -299,7 +305,10 @@ class _Walk:
         else:
             exact = _exact_string(text, name)
         self.exact.append((path, canonical_json(exact)))
-        return exact, exact
+        # The signature holds what two spellings of one value share ("Seattle" for
+        # "Seattle, WA"), so that they meet as candidates; the funnel then tests the pair.
+        kind = None if by_policy or code else value_kind(name)
+        return exact, exact if kind is None else value_key(kind, exact)
 
 
 def validate_json(value: Any, what: str, depth: int = 1) -> None:

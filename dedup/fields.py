@@ -29,6 +29,7 @@ __all__ = [
     "is_path_name",
     "is_secret_name",
     "last_word",
+    "name_words",
     "reads_as_code",
 ]
 
@@ -85,6 +86,11 @@ _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
 
 def _squash(name: str) -> str:
     return _SPLIT.sub("", name).lower()
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a field name, lower case: "startDate" and "start_date" are start, date."""
+    return [w for w in _SPLIT.split(_CAMEL.sub(r"\1_\2", name).lower()) if w]
 
 
 def last_word(name: str) -> str:

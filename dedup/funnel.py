@@ -20,9 +20,11 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
+from tooldedup.dedup.values import equivalent_leaves
 from tooldedup.dedup.verifier import VerdictKind, Verifier, verified_candidates, verify_leaves
 
 __all__ = [
+    "EquivalentStage",
     "ExactStage",
     "FunnelHooks",
     "FunnelStage",
@@ -114,6 +116,29 @@ class ExactStage:
 
 def leaf_texts(record: CallRecord) -> dict[str, str]:
     return {leaf.path: leaf.text for leaf in record.semantic_leaves}
+
+
+class EquivalentStage:
+    """Every value is equal, or one value spelt two ways ("Seattle" and "Seattle, WA")."""
+
+    def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
+        """Match the newest candidate whose free text is identical and whose exact values
+        differ in spelling only."""
+        canonical = proposal.canonical
+        texts = {leaf.path: leaf.text for leaf in canonical.semantic_leaves}
+        for record in candidates:
+            if record.args_hash == canonical.args_hash or leaf_texts(record) != texts:
+                continue
+            paths = equivalent_leaves(
+                canonical.exact_leaves, record.exact_leaves, proposal.policy.exact_fields
+            )
+            if paths:
+                detail = "the same values, spelt otherwise in " + ", ".join(paths)
+                report = StageReport(
+                    Stage.EQUIVALENT, 1.0, 1.0, True, ((record.call_id, 1.0),), detail
+                )
+                return StageResult(report, Match(record, Stage.EQUIVALENT, 1.0))
+        return StageResult(StageReport(Stage.EQUIVALENT, None, 1.0, False))
 
 
 class FuzzyStage:

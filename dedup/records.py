@@ -79,6 +79,8 @@ class Stage(StrEnum):
     """The funnel stage that matched."""
 
     EXACT = "exact"
+    # Equal but for values spelt two ways: "Seattle" and "Seattle, WA", "EUR" and "Euros".
+    EQUIVALENT = "equivalent"
     FUZZY = "fuzzy"
     SEMANTIC = "semantic"
     JUDGE = "judge"

@@ -59,6 +59,7 @@ from tooldedup.dedup.records import (
     ToolCall,
 )
 from tooldedup.dedup.tenant_policies import TenantPolicies
+from tooldedup.dedup.values import equivalent_leaves
 
 __all__ = ["ATTEMPT_REPEAT_SECONDS", "DedupService", "answer_for"]
 
@@ -286,6 +287,14 @@ class DedupService:
             base = replace(base, notes=(*base.notes, note))
         if ruled_out:
             candidates = [c for c in candidates if c.call_id not in ruled_out]
+        # The signature lets "Paris, TX" meet "Paris, France": only one value spelt two
+        # ways goes on to be compared.
+        exact = proposal.canonical.exact_leaves
+        candidates = [
+            c
+            for c in candidates
+            if equivalent_leaves(exact, c.exact_leaves, policy.exact_fields) is not None
+        ]
         match, reports = run_funnel(self._stages, proposal, candidates)
         if match is not None and match.borderline:
             match, base = self._borderline.resolve(proposal, match, base)

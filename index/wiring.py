@@ -16,7 +16,7 @@ from typing import Any
 
 from tooldedup.dedup.caps import CallCaps
 from tooldedup.dedup.errors import ConfigurationError, InvalidInput
-from tooldedup.dedup.funnel import ExactStage, FuzzyStage
+from tooldedup.dedup.funnel import EquivalentStage, ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
@@ -214,7 +214,7 @@ def build_service(
         service = DedupService(
             ledger,
             chosen,
-            [ExactStage(), FuzzyStage(verifier), semantic],
+            [ExactStage(), EquivalentStage(), FuzzyStage(verifier), semantic],
             hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),

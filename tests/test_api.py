@@ -281,3 +281,93 @@ def test_stored_call_returns_args_as_sent(client: TestClient, sent: dict[str, ob
     assert list(stored["args"]) == list(sent)
     listed = client.get("/v1/sessions/s1/calls").json()["calls"]
     assert [c["args"] for c in listed] == [sent]
+
+
+_BOOKING = {"location": "Seattle", "date": "2026-03-01", "guests": 2, "currency": "EUR"}
+
+
+@pytest.mark.parametrize(
+    ("changed", "decision", "stage"),
+    [
+        (
+            {"location": "Seattle, WA", "date": "March 1, 2026", "currency": "Euros"},
+            "duplicate",
+            "equivalent",
+        ),
+        ({"location": "seattle, washington", "date": "2026-3-1"}, "duplicate", "equivalent"),
+        ({"location": "Seattle, OR"}, "duplicate", "equivalent"),
+        ({"date": "13:00 1 March 2026"}, "proceed", None),
+        ({"location": "Seattle Center"}, "proceed", None),
+        ({"location": "WA"}, "proceed", None),
+        ({"date": "2026-03-02"}, "proceed", None),
+        # Read two ways (1 March or 3 January), the numbers stay as written.
+        ({"date": "03/01/2026"}, "proceed", None),
+        ({"currency": "USD"}, "proceed", None),
+        ({"guests": 3, "location": "Seattle, WA"}, "proceed", None),
+    ],
+)
+def test_one_value_spelt_two_ways(
+    client: TestClient, changed: dict[str, object], decision: str, stage: str | None
+) -> None:
+    first = check(client, _BOOKING, tool="book_hotel")
+    complete(client, first["call_id"], status="succeeded", result={"booking": "B-1"})
+    again = check(client, {**_BOOKING, **changed}, tool="book_hotel")
+    assert again["decision"] == decision
+    if stage is None:
+        assert again["match"] is None
+        assert again["explain"]["differing_from"] == first["call_id"]
+    else:
+        assert again["match"]["stage"] == stage
+        assert again["match"]["result"] == {"booking": "B-1"}
+        matched = [s for s in again["explain"]["stages"] if s["stage"] == "equivalent"]
+        assert matched[0]["matched"] is True
+        assert all(field in matched[0]["detail"] for field in changed)
+
+
+def test_places_of_two_regions_stay_apart_even_with_the_same_text(client: TestClient) -> None:
+    note = "Please book a quiet room near the conference centre, late checkout if possible."
+    first = check(client, {"location": "Paris, TX", "note": note}, tool="book_hotel")
+    complete(client, first["call_id"], status="succeeded")
+    france = check(client, {"location": "Paris, France", "note": note}, tool="book_hotel")
+    assert france["decision"] == "proceed"
+    assert france["explain"]["differing_fields"] == ["location"]
+    # A free-text rewording with the same place spelt otherwise is still a repeat.
+    typo = note.replace("quiet", "quite")
+    again = check(client, {"location": "Paris, Texas", "note": typo}, tool="book_hotel")
+    assert again["decision"] == "duplicate"
+    assert again["match"]["call_id"] == first["call_id"]
+
+
+def test_a_field_named_exact_compares_as_written(client: TestClient) -> None:
+    put = client.put("/v1/tools/book_hotel/policy", json={"exact_fields": ["location"]})
+    assert put.status_code == 200, put.text
+    first = check(client, _BOOKING, tool="book_hotel")
+    complete(client, first["call_id"], status="succeeded")
+    again = check(client, {**_BOOKING, "location": "Seattle, WA"}, tool="book_hotel")
+    assert again["decision"] == "proceed"
+    # Only the named field: a date in another format is still the same date.
+    same = check(client, {**_BOOKING, "date": "March 1, 2026"}, tool="book_hotel")
+    assert same["decision"] == "duplicate"
+    assert same["match"]["stage"] == "equivalent"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"date": "0001-01-01T00:00:00+01:00"},
+        {"start_time": "9999-12-31T23:59:00-01:00"},
+        {"location": "Seattle" * 20_000},
+        {"location": ", ,"},
+        {"destination": "acct_1AbCdEf"},
+        {"unit": "\u00b0"},
+    ],
+)
+def test_odd_values_in_value_fields_answer_as_written(
+    client: TestClient, args: dict[str, str]
+) -> None:
+    first = check(client, args, tool="book_hotel")
+    assert first["decision"] == "proceed"
+    complete(client, first["call_id"], status="succeeded")
+    again = check(client, args, tool="book_hotel")
+    assert again["decision"] == "duplicate"
+    assert again["match"]["stage"] == "exact"

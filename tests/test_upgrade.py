@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,19 @@ SENT = dict(EMAIL)
 
 
 def _copy(tmp_path: Path) -> Path:
+    """The 0.1 ledger, with its calls moved to an hour ago: inside the 24 h dedup window,
+    past their 300 s leases, whenever the test runs."""
     db = tmp_path / "ledger.db"
     shutil.copyfile(FIXTURE, db)
+    with sqlite3.connect(db) as conn:
+        (newest,) = conn.execute("SELECT MAX(created_at) FROM calls").fetchone()
+        shift = time.time() - 3600 - newest
+        conn.execute(
+            "UPDATE calls SET created_at = created_at + ?,"
+            " lease_expires_at = lease_expires_at + ?, completed_at = completed_at + ?",
+            (shift, shift, shift),
+        )
+    conn.close()
     return db
 
 

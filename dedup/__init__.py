@@ -9,6 +9,7 @@ from tooldedup.dedup.errors import (
     NotFound,
 )
 from tooldedup.dedup.funnel import (
+    EquivalentStage,
     ExactStage,
     FunnelHooks,
     FunnelStage,
@@ -37,6 +38,7 @@ from tooldedup.dedup.records import (
 )
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
+from tooldedup.dedup.values import ValueKind
 from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, Verifier
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "DedupError",
     "DedupService",
     "Embedder",
+    "EquivalentStage",
     "ExactStage",
     "FailureClass",
     "FunnelHooks",
@@ -76,6 +79,7 @@ __all__ = [
     "StageReport",
     "ToolCall",
     "ToolPolicy",
+    "ValueKind",
     "VectorIndex",
     "Verdict",
     "VerdictKind",

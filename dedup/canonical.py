@@ -146,20 +146,19 @@ def name_kind(name: str | None) -> bool | None:
     last = last_word(name)
     if last in PROSE_FIELD_NAMES:
         return True
-    # A place, a date or a unit is a value however many words it has ("New York City, NY").
-    if last in VALUE_FIELD_NAMES or value_kind(name) is not None:
+    if last in VALUE_FIELD_NAMES:
         return False
     return None
 
 
-def _exact_string(text: str, name: str | None) -> str:
+def _exact_string(text: str, name: str | None, kind: ValueKind | None) -> str:
     """Case is kept in ids, names, files, branches and secrets; only categories fold it."""
     if is_secret_name(name):
         return text
     if is_email(text):
         return text.lower()
     # A unit keeps its case: "Mg" (megagram) is not "mg" (see dedup/values.py).
-    if is_category_name(name) and is_enum_like(text) and value_kind(name) is not ValueKind.UNIT:
+    if is_category_name(name) and is_enum_like(text) and kind is not ValueKind.UNIT:
         return text.lower()
     return text
 
@@ -287,10 +286,13 @@ class _Walk:
         # Code, commands, queries, JSON and paths keep their whitespace and case, and are
         # never compared by meaning, unless the policy names the field as free text.
         code = sem is not True and (has_layout(raw) or is_code_name(name) or reads_as_code(text))
+        kind = value_kind(name)
         if code:
             sem = False
         elif sem is None:
-            by_name = name_kind(name)
+            # A place, a date or a unit is a value however many words it has ("New York
+            # City, NY"). Not in name_kind: the 0.1 canonical form (legacy.py) reads that.
+            by_name = False if kind is not None else name_kind(name)
             sem = is_prose(text) if by_name is None else by_name
         if sem and text:
             self.semantic.append(SemanticLeaf(path, text))
@@ -303,12 +305,13 @@ class _Walk:
         elif is_secret_name(name) or is_path_name(name):
             exact = raw.strip()
         else:
-            exact = _exact_string(text, name)
+            exact = _exact_string(text, name, kind)
         self.exact.append((path, canonical_json(exact)))
         # The signature holds what two spellings of one value share ("Seattle" for
         # "Seattle, WA"), so that they meet as candidates; the funnel then tests the pair.
-        kind = None if by_policy or code else value_kind(name)
-        return exact, exact if kind is None else value_key(kind, exact)
+        if by_policy or code or kind is None:
+            return exact, exact
+        return exact, value_key(kind, exact)
 
 
 def validate_json(value: Any, what: str, depth: int = 1) -> None:

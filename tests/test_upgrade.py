@@ -10,11 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.helpers import EMAIL
 from tests.server import export_log, serve
+from tooldedup.dedup.canonical import canonical_json, canonicalize, stable_hash
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
+from tooldedup.dedup.legacy import legacy_args_hash
+from tooldedup.dedup.policy import ToolPolicy
 
 # Written by `tooldedup serve` at 0.1 (commit 62aca04): the README email, completed with
 # {"message_id": "m-42"}, its paraphrase (a borderline duplicate), a ticket sent with
@@ -109,3 +113,24 @@ def test_old_calls_are_found_and_old_borderline_checks_are_marked(
     old = entries[:4]
     assert [e["decision"] for e in old] == ["proceed", "duplicate", "proceed", "proceed"]
     assert [e["borderline"] for e in old] == [False, True, False, False]
+
+
+@pytest.mark.parametrize(
+    ("sent", "stored_by_0_1"),
+    [
+        (
+            {"queue": "IT", "title": "Laptop screen flickers"},
+            {"queue": "it", "title": "Laptop screen flickers"},
+        ),
+        # 0.1 read four words as prose and kept their case; this release reads a place as a
+        # value, but the 0.1 form it looks up must still be 0.1's.
+        (
+            {"location": "San Luis Obispo County", "n": 2},
+            {"location": "San Luis Obispo County", "n": 2},
+        ),
+    ],
+)
+def test_the_0_1_form_is_0_1s(sent: dict[str, Any], stored_by_0_1: dict[str, Any]) -> None:
+    policy = ToolPolicy()
+    kept = canonicalize(sent, policy).args
+    assert legacy_args_hash(sent, policy, kept) == stable_hash(canonical_json(stored_by_0_1))

@@ -30,6 +30,8 @@ from tooldedup.dedup.fields import (
     last_word,
     reads_as_code,
 )
+from tooldedup.dedup.labels import label_form
+from tooldedup.dedup.lists import is_set
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, Scope, SemanticLeaf
 from tooldedup.dedup.values import ValueKind, pinned, value_key, value_kind
@@ -245,7 +247,17 @@ class _Walk:
             ]
             if _matches(policy.unordered_fields, pattern, name):
                 items.sort(key=lambda pair: canonical_json(pair[0]))
-            return [c for c, _ in items], [s for _, s in items]
+            skeleton = [s for _, s in items]
+            # A set of tags in another order meets its first order as a candidate; the
+            # funnel then tests the pair (dedup/lists.py), with the tool's name.
+            if (
+                is_set(name)
+                and not path.endswith("]")
+                and all(isinstance(s, str) for s in skeleton)
+                and not pinned(f"{pattern}[]", policy.exact_fields)
+            ):
+                skeleton.sort()
+            return [c for c, _ in items], skeleton
         if isinstance(value, str):
             by_policy = pinned(pattern, policy.exact_fields)
             return self._walk_string(value, path, name, sem, by_policy)
@@ -308,9 +320,12 @@ class _Walk:
             exact = _exact_string(text, name, kind)
         self.exact.append((path, canonical_json(exact)))
         # The signature holds what two spellings of one value share ("Seattle" for
-        # "Seattle, WA"), so that they meet as candidates; the funnel then tests the pair.
-        if by_policy or code or kind is None:
+        # "Seattle, WA", "louvre" for "Louvre Museum"), so that they meet as candidates;
+        # the funnel then tests the pair.
+        if by_policy:
             return exact, exact
+        if kind is None or code:
+            return exact, label_form(name, exact).key
         return exact, value_key(kind, exact)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["critical_tokens", "slot_values"]
+__all__ = ["critical_tokens", "one_unit_or_day", "slot_values"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -72,11 +72,51 @@ _UNIT_WORDS = frozenset(
     ms s sec secs min mins h hr hrs wk wks mo yr yrs kb mb gb tb pb kib mib gib tib kbps mbps
     gbps b k bn mn mil bil mln bln w kw kwh mw mwh gw gwh twh v mv mah hz khz mhz ghz rpm rps
     px pt em rem dpi c f deg cal kcal kj psi kpa bar atm ppm ppb mol mmol ha ac sqm sqft ct kt
-    bp bps pp pct x pcs pc
+    bp bps pp pct pcs pc
     usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk huf ron bgn isk rub uah krw
     ils thb php idr myr vnd twd hkd sgd nzd aed sar qar kwd egp ngn kes zar brl mxn ars clp cop
     pen btc eth ada dot sol usdt usdc xrp doge ltc""".split()
 )
+# A unit's names, one token for all: "30 min" is "30 minutes" and "30-minute", and never
+# "30 hours". Not "pounds" (a weight or a currency) nor "percent" ("30%" has no unit).
+_UNIT_NAMES = {
+    **{w: "min" for w in ("min", "mins", "minute", "minutes")},
+    **{w: "h" for w in ("h", "hr", "hrs", "hour", "hours")},
+    # Not "second": "two second-half goals" has no unit.
+    **{w: "s" for w in ("s", "sec", "secs", "seconds")},
+    **{w: "ms" for w in ("ms", "millisecond", "milliseconds")},
+    **{w: "d" for w in ("day", "days")},
+    **{w: "wk" for w in ("wk", "wks", "week", "weeks")},
+    **{w: "mo" for w in ("mo", "month", "months")},
+    **{w: "yr" for w in ("yr", "yrs", "year", "years")},
+    **{w: "kg" for w in ("kg", "kilogram", "kilograms", "kilo", "kilos")},
+    **{w: "g" for w in ("g", "gram", "grams")},
+    **{w: "mg" for w in ("mg", "milligram", "milligrams")},
+    **{w: "lb" for w in ("lb", "lbs")},
+    **{w: "oz" for w in ("oz", "ounce", "ounces")},
+    **{w: "km" for w in ("km", "kilometer", "kilometers", "kilometre", "kilometres")},
+    **{w: "m" for w in ("m", "meter", "meters", "metre", "metres")},
+    **{w: "cm" for w in ("cm", "centimeter", "centimeters", "centimetre", "centimetres")},
+    **{w: "mm" for w in ("mm", "millimeter", "millimeters", "millimetre", "millimetres")},
+    **{w: "mi" for w in ("mi", "mile", "miles")},
+    **{w: "ft" for w in ("ft", "foot", "feet")},
+    **{w: "l" for w in ("l", "liter", "liters", "litre", "litres")},
+    **{w: "ml" for w in ("ml", "milliliter", "milliliters", "millilitre", "millilitres")},
+    **{w: "tsp" for w in ("tsp", "teaspoon", "teaspoons")},
+    **{w: "tbsp" for w in ("tbsp", "tablespoon", "tablespoons")},
+    **{w: "gb" for w in ("gb", "gigabyte", "gigabytes")},
+    **{w: "mb" for w in ("mb", "megabyte", "megabytes")},
+    **{w: "tb" for w in ("tb", "terabyte", "terabytes")},
+    **{w: "pcs" for w in ("pcs", "pc", "piece", "pieces")},
+}  # fmt: skip
+# Weekdays written short are weekdays next to a number ("Sat 9am"), or in capitals inside a
+# sentence ("ready Wed after 4 PM"); "sun" only next to a number or after "on", "by", ….
+_WEEKDAY_ABBREV = {
+    "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
+    "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
+    "sat": "saturday", "sun": "sunday",
+}  # fmt: skip
+_BEFORE_DAY = frozenset({"on", "by", "until", "till", "next", "this", "every", "before", "after"})
 # Three capitals after a number are a code ("500 CHF", "3 XXL"), unless they spell a word.
 _NOT_CODES = frozenset(
     "for the and you not are all can get any but our off out per via new now".split()
@@ -237,11 +277,27 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.append("ord")
             elif word in _MONTH_ABBREV and _next_to_number(matches, i):
                 tokens.append(_MONTH_ABBREV[word])
+            elif word in _WEEKDAY_ABBREV and _is_weekday(text, matches, i):
+                tokens.append(_WEEKDAY_ABBREV[word])
             elif after and word in ("am", "pm") and tokens:
                 tokens[-1] += word  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
             elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(m.group("word"))):
-                units.append(word)
+                units.append(_UNIT_NAMES.get(word, word))
+            elif word in _UNIT_NAMES and _hyphened(text, previous, m):
+                units.append(_UNIT_NAMES[word])  # "a 30-minute call"
+            elif after and not after_stamp and word in _UNIT_NAMES:
+                units.append(_UNIT_NAMES[word])
     return tuple(sorted([*tokens, *units, *addresses]))
+
+
+def one_unit_or_day(first: str, second: str) -> bool:
+    """Whether two lower-case words name one unit or one weekday: "min" and "minutes",
+    "wed" and "wednesday"."""
+    for names in (_UNIT_NAMES, _WEEKDAY_ABBREV):
+        one, two = names.get(first, first), names.get(second, second)
+        if one == two and (first in names or second in names):
+            return True
+    return False
 
 
 def slot_values(text: str) -> dict[str, frozenset[str]]:
@@ -271,6 +327,26 @@ def _is_number(m: re.Match[str]) -> bool:
 
 def _adjacent(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
     return not text[left.end() : right.start()].strip()
+
+
+def _hyphened(text: str, left: re.Match[str] | None, right: re.Match[str]) -> bool:
+    if left is None or left.group("stamp") or not _is_number(left):
+        return False
+    return text[left.end() : right.start()] == "-"
+
+
+def _is_weekday(text: str, matches: list[re.Match[str]], i: int) -> bool:
+    if _next_to_number(matches, i):
+        return True
+    raw = matches[i].group("word")
+    if not (raw.istitle() or raw.isupper()):
+        return False
+    before = matches[i - 1].group("word") if i else None
+    if raw.lower() == "sun":
+        return before is not None and before.lower() in _BEFORE_DAY
+    # A capital at a sentence's start says nothing: "Sat down with Ana".
+    head = text[: matches[i].start()].rstrip()
+    return bool(head) and head[-1] not in ".!?:;\n\"'([-"
 
 
 def _next_to_number(matches: list[re.Match[str]], i: int) -> bool:

@@ -10,6 +10,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
+from tooldedup.dedup.equivalence import SpellingBudget, equivalent_leaves
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import (
     CallRecord,
@@ -20,7 +21,6 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
-from tooldedup.dedup.values import equivalent_leaves
 from tooldedup.dedup.verifier import VerdictKind, Verifier, verified_candidates, verify_leaves
 
 __all__ = [
@@ -119,18 +119,24 @@ def leaf_texts(record: CallRecord) -> dict[str, str]:
 
 
 class EquivalentStage:
-    """Every value is equal, or one value spelt two ways ("Seattle" and "Seattle, WA")."""
+    """Every value is equal, or one value spelt two ways ("Seattle" and "Seattle, WA"), or a
+    list of names in another order."""
 
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
         """Match the newest candidate whose free text is identical and whose exact values
         differ in spelling only."""
         canonical = proposal.canonical
         texts = {leaf.path: leaf.text for leaf in canonical.semantic_leaves}
+        budget = SpellingBudget()
         for record in candidates:
             if record.args_hash == canonical.args_hash or leaf_texts(record) != texts:
                 continue
             paths = equivalent_leaves(
-                canonical.exact_leaves, record.exact_leaves, proposal.policy.exact_fields
+                canonical.exact_leaves,
+                record.exact_leaves,
+                proposal.policy.exact_fields,
+                proposal.call.tool,
+                budget,
             )
             if paths:
                 detail = "the same values, spelt otherwise in " + ", ".join(paths)

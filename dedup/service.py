@@ -20,6 +20,7 @@ from tooldedup.dedup.canonical import (
 )
 from tooldedup.dedup.caps import CallCaps
 from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.equivalence import SpellingBudget, equivalent_leaves, spelt_alike
 from tooldedup.dedup.errors import (
     AttemptTokenReused,
     CheckTooLarge,
@@ -59,7 +60,6 @@ from tooldedup.dedup.records import (
     ToolCall,
 )
 from tooldedup.dedup.tenant_policies import TenantPolicies
-from tooldedup.dedup.values import equivalent_leaves
 
 __all__ = ["ATTEMPT_REPEAT_SECONDS", "DedupService", "answer_for"]
 
@@ -288,12 +288,13 @@ class DedupService:
         if ruled_out:
             candidates = [c for c in candidates if c.call_id not in ruled_out]
         # The signature lets "Paris, TX" meet "Paris, France": only one value spelt two
-        # ways goes on to be compared.
-        exact = proposal.canonical.exact_leaves
+        # ways (or a list in another order) goes on to be compared.
+        exact, budget = proposal.canonical.exact_leaves, SpellingBudget()
         candidates = [
             c
             for c in candidates
-            if equivalent_leaves(exact, c.exact_leaves, policy.exact_fields) is not None
+            if equivalent_leaves(exact, c.exact_leaves, policy.exact_fields, call.tool, budget)
+            is not None
         ]
         match, reports = run_funnel(self._stages, proposal, candidates)
         if match is not None and match.borderline:
@@ -403,10 +404,16 @@ class DedupService:
         canonical = proposal.canonical
         recent = self._ledger.recent(proposal.scope, proposal.call.tool, since, _EXPLAIN_RECENT)
         mine = _signature_fields(canonical.exact_leaves, canonical.semantic_leaves)
+        exact_fields, tool = proposal.policy.exact_fields, proposal.call.tool
+        budget = SpellingBudget()
         best: tuple[int, CallRecord, tuple[str, ...]] | None = None
         for record in recent:
             theirs = _signature_fields(record.exact_leaves, record.semantic_leaves)
             paths = mine.keys() | theirs.keys()
+            # "Seattle, WA" for "Seattle" is no difference worth naming.
+            paths -= spelt_alike(
+                canonical.exact_leaves, record.exact_leaves, exact_fields, tool, budget
+            )
             differ = tuple(sorted(p for p in paths if mine.get(p) != theirs.get(p)))
             if differ and (best is None or len(differ) < best[0]):
                 best = (len(differ), record, differ)

@@ -23,7 +23,6 @@ from tooldedup.dedup.value_names import CURRENCY_NAMES, UNIT_NAMES
 
 __all__ = [
     "ValueKind",
-    "equivalent_leaves",
     "leaf_name",
     "pinned",
     "same_value",
@@ -153,35 +152,3 @@ def pinned(path: str, exact_fields: Sequence[str]) -> bool:
         field in names or pattern == field or pattern.startswith((f"{field}.", f"{field}["))
         for field in exact_fields
     )
-
-
-def equivalent_leaves(
-    mine: Sequence[tuple[str, str]],
-    theirs: Sequence[tuple[str, str]],
-    exact_fields: Sequence[str] = (),
-) -> tuple[str, ...] | None:
-    """The paths whose values differ in spelling only, or None if any value differs.
-
-    Leaves are (path, JSON value) pairs, as the canonical form lists them. An empty tuple
-    means every value is equal as written.
-    """
-    if tuple(mine) == tuple(theirs):
-        return ()
-    other = dict(theirs)
-    if len(other) != len(mine):
-        return None
-    differ: list[str] = []
-    for path, value in mine:
-        their = other.get(path)
-        if their is None:
-            return None
-        if their == value:
-            continue
-        kind = None if pinned(path, exact_fields) else value_kind(leaf_name(path))
-        a, b = json.loads(value), json.loads(their)
-        if kind is None or not isinstance(a, str) or not isinstance(b, str):
-            return None
-        if not same_value(kind, a, b):
-            return None
-        differ.append(path)
-    return tuple(differ)

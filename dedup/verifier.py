@@ -28,11 +28,14 @@ from typing import Protocol
 from rapidfuzz.distance import OSA
 
 from tooldedup.dedup.acts import act_changed, text_act
+from tooldedup.dedup.critical import one_unit_or_day
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
     NEGATIONS,
     NEGATIVE_WORDS,
+    SHORT_FORMS,
     STOP,
+    SYNONYM_ROOTS,
     root,
     stem,
     words,
@@ -373,7 +376,7 @@ class RuleVerifier:
             return Verdict(VerdictKind.NO_OBJECTION)
         context = len([w for w in old if w not in STOP])
         typos_only = len(old) == len(new) and all(
-            a == b or _typo(a, b) for a, b in zip(old, new, strict=True)
+            a == b or _typo(a, b) or _short_form(a, b) for a, b in zip(old, new, strict=True)
         )
         return self._judge_swaps(swaps, context, persons_changed(old, new), typos_only)
 
@@ -422,7 +425,7 @@ class RuleVerifier:
         # way ("isn't refundable", "non-refundable") is no other word.
         swaps = [(a, b) for a, b in swaps if not _same_word(a, b)]
         if typos_only:
-            return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
+            return Verdict(VerdictKind.CONFIRMED, "only typos or short forms changed", final=True)
         if not swaps:
             return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
         if context < _MIN_SWAP_CONTEXT:
@@ -433,6 +436,8 @@ class RuleVerifier:
             # Word cosines tell close synonyms ("buy", "purchase": 0.86) and little else:
             # "send" and "forward" score below "dog" and "cat". Below the bar, the swap is
             # held for a judge rather than guessed.
+            if frozenset((root(before), root(after))) in SYNONYM_ROOTS:
+                continue
             cosine = -1.0 if self._word_cosine is None else self._word_cosine(before, after)
             if cosine < self._min_synonym_cosine:
                 return Verdict(VerdictKind.UNSURE, f"one word swapped: {before} → {after}")
@@ -505,11 +510,21 @@ def _same_word(before: str, after: str) -> bool:
     """A typo, another form of the word, or one negation put for another."""
     if _one_negation(before, after) or frozenset((before, after)) in _NOW_OR_SOON:
         return True
+    if _short_form(before, after):
+        return True
     # "moves" and "moving" are one verb; "train" and "training", "payment" and "payments",
     # or "call" and "called" (a request become a report) are not one word.
     ends = {before.endswith("ing"), after.endswith("ing")}
     inflected = ends == {True, False} and any(w.endswith("s") for w in (before, after))
     return (inflected and root(before) == root(after)) or _typo(before, after)
+
+
+def _short_form(before: str, after: str) -> bool:
+    """A word and its short form: "appt" and "appointment", "min" and "minutes", "Wed" and
+    "Wednesday"."""
+    return SHORT_FORMS.get(before, before) == SHORT_FORMS.get(after, after) or one_unit_or_day(
+        before, after
+    )
 
 
 def _one_negation(before: str, after: str) -> bool:

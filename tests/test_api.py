@@ -324,6 +324,58 @@ def test_one_value_spelt_two_ways(
         assert all(field in matched[0]["detail"] for field in changed)
 
 
+_TOUR = {
+    "museum_name": "Louvre Museum",
+    "interests": ["Egyptian art", "sculpture", "paintings"],
+    "company": "Paris Walks",
+    "guests": 2,
+}
+_REORDERED = ["sculpture", "paintings", "Egyptian art"]
+
+
+@pytest.mark.parametrize(
+    ("tool", "changed", "decision"),
+    [
+        ("book_tour", {"museum_name": "Louvre", "interests": _REORDERED}, "duplicate"),
+        ("book_tour", {"company": "paris walks"}, "duplicate"),
+        ("book_tour", {"company": "PARIS WALKS"}, "proceed"),
+        # A tool that stores what it is given keeps its spelling.
+        ("create_tour", {"company": "paris walks"}, "proceed"),
+        ("book_tour", {"museum_name": "Louvre Palace"}, "proceed"),
+        ("book_tour", {"interests": ["sculpture", "paintings"]}, "proceed"),
+        ("book_tour", {"interests": _REORDERED, "guests": 3}, "proceed"),
+        # A tool about order keeps its lists in order.
+        ("rank_tour", {"interests": _REORDERED}, "proceed"),
+    ],
+)
+def test_a_name_or_a_list_written_another_way(
+    client: TestClient, tool: str, changed: dict[str, object], decision: str
+) -> None:
+    first = check(client, _TOUR, tool=tool)
+    complete(client, first["call_id"], status="succeeded", result={"order": "O-1"})
+    again = check(client, {**_TOUR, **changed}, tool=tool)
+    assert again["decision"] == decision
+    if decision == "duplicate":
+        assert again["match"]["stage"] == "equivalent"
+        assert again["match"]["result"] == {"order": "O-1"}
+    else:
+        assert again["match"] is None
+        # The call is stored as sent, in the order sent.
+        stored = client.get(f"/v1/calls/{again['call_id']}").json()
+        assert stored["args"] == {**_TOUR, **changed}
+
+
+def test_explain_names_only_what_differs_in_value(client: TestClient) -> None:
+    first = check(client, {**_BOOKING, "extras": ["spa", "breakfast"]}, tool="book_hotel")
+    complete(client, first["call_id"], status="succeeded")
+    # Only the guests differ: the place is spelt otherwise and the extras are a set.
+    changed = {"location": "Seattle, WA", "guests": 3, "extras": ["breakfast", "spa"]}
+    again = check(client, {**_BOOKING, **changed}, tool="book_hotel")
+    assert again["decision"] == "proceed"
+    assert again["explain"]["differing_from"] == first["call_id"]
+    assert again["explain"]["differing_fields"] == ["guests"]
+
+
 def test_places_of_two_regions_stay_apart_even_with_the_same_text(client: TestClient) -> None:
     note = "Please book a quiet room near the conference centre, late checkout if possible."
     first = check(client, {"location": "Paris, TX", "note": note}, tool="book_hotel")
@@ -371,3 +423,29 @@ def test_odd_values_in_value_fields_answer_as_written(
     again = check(client, args, tool="book_hotel")
     assert again["decision"] == "duplicate"
     assert again["match"]["stage"] == "exact"
+
+
+_REMINDER = "Ask the team to fix the Kestrel invoice in 30 minutes, it is due Wednesday."
+
+
+@pytest.mark.parametrize(
+    ("body", "decision"),
+    [
+        # A unit's names and a short weekday are one token.
+        ("Ask the team to fix the Kestrel invoice in 30 min, it is due Wed.", "duplicate"),
+        ("Ask the team to fix the Kestrel invoice in 30 hours, it is due Wednesday.", "proceed"),
+        ("Ask the team to fix the Kestrel invoice in 30 minutes, it is due Thursday.", "proceed"),
+        # A word the lexicon knows for another is a rewording.
+        (
+            "Ask the team to correct the Kestrel invoice in 30 minutes, it is due Wednesday.",
+            "duplicate",
+        ),
+    ],
+)
+def test_units_weekdays_and_synonyms_in_free_text(
+    client: TestClient, body: str, decision: str
+) -> None:
+    first = check(client, {"to": "team@example.com", "body": _REMINDER}, tool="notify")
+    complete(client, first["call_id"], status="succeeded", result={"sent": True})
+    again = check(client, {"to": "team@example.com", "body": body}, tool="notify")
+    assert again["decision"] == decision, again["explain"]

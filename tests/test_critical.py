@@ -40,7 +40,7 @@ from tooldedup.dedup.critical import critical_tokens
         ("500 CHF and 3 GB", ("3", "500", "chf", "gb")),
         ("the Oct 12 food truck festival", ("12", "october")),
         ("forward it to Bob@Example.com, then /srv/a/b", ("@/srv/a/b", "@bob@example.com")),
-        ("2 to 3 days", ("2", "3")),
+        ("2 to 3 days", ("2", "3", "d")),
         # A month is no name to bind a value to, and a comma after a number ends it.
         ("from July 8 to July 19", ("19", "8", "july", "july")),
         ("estimated $4,200, but not more", ("4200", "usd")),
@@ -79,6 +79,11 @@ def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
             "please run kubectl delete ns prod, thanks",
         ),
         ("then run UPDATE t SET a = 1 WHERE o = 'x'", "then run UPDATE t SET a = 1 WHERE o = 'y'"),
+        ("remind me in 30 minutes", "remind me in 30 hours"),
+        ("hold it for 3 days", "hold it for 3 weeks"),
+        ("a 5-year plan", "a 5-month plan"),
+        ("ready Wed after 4 PM", "ready Thu after 4 PM"),
+        ("on Sat at 9", "on Sun at 9"),
     ],
 )
 def test_changed_values_are_told_apart(a: str, b: str) -> None:
@@ -93,6 +98,19 @@ def test_changed_values_are_told_apart(a: str, b: str) -> None:
         ("meet at 6 PM", "meet at six p.m."),
         ("on 2024-03-05", "on 2024-3-5"),
         ("at 6 on Friday", "Friday at 6"),
+        ("wait 30 min after", "wait 30 minutes after"),
+        ("a 30-minute call", "a call of 30 min"),
+        ("for 3 hrs", "for three hours"),
+        ("a five-year plan", "a plan over 5 years"),
+        ("5 kilograms", "5 kg"),
+        ("ready Wed after 4 PM", "ready Wednesday after 4 PM"),
+        ("Sat 9am", "Saturday 9am"),
+        ("due on Sun", "due on Sunday"),
+        ("2x chicken tikka", "2 chicken tikka"),
+        # A capital at a sentence's start, or a word, is no weekday.
+        ("Sat down at 9 with Ana", "sat down at 9 with Ana"),
+        ("the Sun is out at 9", "the sun is out at 9"),
+        ("Diaz's two second-half goals", "two goals from Diaz in the second half"),
     ],
 )
 def test_same_values_written_differently_agree(a: str, b: str) -> None:

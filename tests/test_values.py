@@ -13,7 +13,6 @@ from tooldedup.dedup.dates import date_key, time_key
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.values import (
     ValueKind,
-    equivalent_leaves,
     leaf_name,
     same_value,
     value_key,
@@ -210,41 +209,6 @@ def test_time_key(text: str, key: str | None) -> None:
 )
 def test_leaf_name(path: str, name: str | None) -> None:
     assert leaf_name(path) == name
-
-
-@pytest.mark.parametrize(
-    ("a", "b", "policy", "paths"),
-    [
-        ({"city": "Seattle", "n": 2}, {"city": "Seattle, WA", "n": 2}, ToolPolicy(), ("city",)),
-        (
-            {"trip": [{"city": "NYC"}]},
-            {"trip": [{"city": "New York"}]},
-            ToolPolicy(),
-            ("trip[0].city",),
-        ),
-        ({"city": "Seattle", "n": 2}, {"city": "Seattle", "n": 3}, ToolPolicy(), None),
-        ({"city": "Seattle"}, {"city": "Seattle"}, ToolPolicy(), ()),
-        ({"order_id": "A-1"}, {"order_id": "a-1"}, ToolPolicy(), None),
-        ({"city": "Seattle"}, {"city": "Seattle, WA"}, ToolPolicy(exact_fields=("city",)), None),
-        (
-            {"address": {"city": "Seattle"}},
-            {"address": {"city": "Seattle, WA"}},
-            ToolPolicy(exact_fields=("address",)),
-            None,
-        ),
-        ({"unit": "Mg"}, {"unit": "mg"}, ToolPolicy(), None),
-        ({"unit": "KG"}, {"unit": "kg"}, ToolPolicy(), ("unit",)),
-    ],
-)
-def test_equivalent_leaves(
-    a: dict[str, object],
-    b: dict[str, object],
-    policy: ToolPolicy,
-    paths: tuple[str, ...] | None,
-) -> None:
-    mine, theirs = canonicalize(a, policy), canonicalize(b, policy)
-    found = equivalent_leaves(mine.exact_leaves, theirs.exact_leaves, policy.exact_fields)
-    assert found == paths
 
 
 def test_signature_brings_spellings_together_and_keeps_the_args() -> None:

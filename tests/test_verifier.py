@@ -17,7 +17,7 @@ from tooldedup.dedup.verifier import (
 def _cosine(a: str, b: str) -> float:
     """A table of word cosines, so that the rules are tested exactly (the model is tested
     through HTTP): synonyms high, unrelated words low."""
-    table = {frozenset({"big", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
+    table = {frozenset({"huge", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
     return table.get(frozenset({a, b}), 0.2)
 
 
@@ -55,6 +55,24 @@ VERIFIER = RuleVerifier(_cosine)
             "Please book a large room for the team offsite",
             "confirmed",
             "synonyms",
+        ),
+        (
+            "Please move the 18 pallets from Reno to Fresno before Friday",
+            "Please transfer the 18 pallets from Reno to Fresno before Friday",
+            "confirmed",
+            "synonyms",
+        ),
+        (
+            "Dental appt confirmed for next week, please bring the forms",
+            "Dental appointment confirmed for next week, please bring the forms",
+            "confirmed",
+            "short forms",
+        ),
+        (
+            "Please forward the signed contract to Ana before the board meeting",
+            "Please send the signed contract to Ana before the board meeting",
+            "unsure",
+            "one word swapped",
         ),
         ("Approve the refund", "OK the refund", "no_objection", None),
         ("I can access the dashboard", "I can't access the dashboard", "different", "negation"),
@@ -673,11 +691,11 @@ def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> Non
 
 def test_a_swapped_word_is_unsure_without_word_cosines() -> None:
     big, large = (
-        "Please book a big room for the offsite",
+        "Please book a huge room for the offsite",
         "Please book a large room for the offsite",
     )
     verdict = RuleVerifier().compare(big, large)
-    assert verdict == Verdict(VerdictKind.UNSURE, "one word swapped: big → large")
+    assert verdict == Verdict(VerdictKind.UNSURE, "one word swapped: huge → large")
 
 
 def test_verdicts_combine_across_leaves() -> None:
@@ -695,7 +713,7 @@ def test_the_synonym_threshold_is_a_cosine() -> None:
         RuleVerifier(_cosine, min_synonym_cosine=1.5)
     strict = RuleVerifier(_cosine, min_synonym_cosine=0.9)
     big, large = (
-        "Please book a big room for the offsite",
+        "Please book a huge room for the offsite",
         "Please book a large room for the offsite",
     )
     assert strict.compare(big, large).kind is VerdictKind.UNSURE

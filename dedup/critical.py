@@ -87,7 +87,7 @@ _UNIT_NAMES = {
     **{w: "ms" for w in ("ms", "millisecond", "milliseconds")},
     **{w: "d" for w in ("day", "days")},
     **{w: "wk" for w in ("wk", "wks", "week", "weeks")},
-    **{w: "mo" for w in ("mo", "month", "months")},
+    **{w: "mo" for w in ("mo", "mos", "month", "months")},
     **{w: "yr" for w in ("yr", "yrs", "year", "years")},
     **{w: "kg" for w in ("kg", "kilogram", "kilograms", "kilo", "kilos")},
     **{w: "g" for w in ("g", "gram", "grams")},
@@ -108,15 +108,31 @@ _UNIT_NAMES = {
     **{w: "mb" for w in ("mb", "megabyte", "megabytes")},
     **{w: "tb" for w in ("tb", "terabyte", "terabytes")},
     **{w: "pcs" for w in ("pcs", "pc", "piece", "pieces")},
+    **{w: "x" for w in ("x", "times")},
 }  # fmt: skip
-# Weekdays written short are weekdays next to a number ("Sat 9am"), or in capitals inside a
-# sentence ("ready Wed after 4 PM"); "sun" only next to a number or after "on", "by", ….
+# Short forms of a unit that are no other word: "30 mins" is "30 minutes" even without a
+# number before it, so two texts that differ only there say the same (see one_unit_or_day).
+_UNIT_ABBREVIATIONS = frozenset(
+    "mins hrs secs sec wk wks yr yrs kg lb lbs oz km cm mm ft ml tsp tbsp gb mb pcs".split()
+)
+# Words that may stand between a number and its unit: "20 more minutes", "3 business days".
+_UNIT_FILLERS = frozenset(
+    {"more", "extra", "full", "whole", "business", "working", "calendar", "additional"}
+)
+# Weekdays written short are weekdays before a time ("Sat 7pm", "thurs at 6") or after "on",
+# "by", "next", …; those that are no other word also when capitalised inside a sentence
+# ("ready Thu, after lunch"), but "Sat", "Sun", "Wed" and "Mon" are words too.
 _WEEKDAY_ABBREV = {
     "mon": "monday", "tue": "tuesday", "tues": "tuesday", "wed": "wednesday",
     "thu": "thursday", "thur": "thursday", "thurs": "thursday", "fri": "friday",
     "sat": "saturday", "sun": "sunday",
 }  # fmt: skip
-_BEFORE_DAY = frozenset({"on", "by", "until", "till", "next", "this", "every", "before", "after"})
+_WORDLIKE_DAYS = frozenset({"mon", "wed", "sat", "sun"})
+_BEFORE_TIME = frozenset({"at", "after", "before", "by", "from", "around", "until", "till"})
+_BEFORE_DAY = frozenset(
+    {"on", "by", "until", "till", "next", "this", "every", "before", "after", "from", "through",
+     "thru", "til"}
+)  # fmt: skip
 # Three capitals after a number are a code ("500 CHF", "3 XXL"), unless they spell a word.
 _NOT_CODES = frozenset(
     "for the and you not are all can get any but our off out per via new now".split()
@@ -281,23 +297,29 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.append(_WEEKDAY_ABBREV[word])
             elif after and word in ("am", "pm") and tokens:
                 tokens[-1] += word  # bound to its time: "6 am to 8 pm" is not "6 pm to 8 am"
+            elif word in _UNIT_NAMES and tokens and _measures(text, matches, i):
+                # Bound to its number, as am/pm is: "2 hours and 30 minutes" is not "30 hours
+                # and 2 minutes", however the bag is sorted.
+                tokens[-1] += _UNIT_NAMES[word]
             elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(m.group("word"))):
-                units.append(_UNIT_NAMES.get(word, word))
-            elif word in _UNIT_NAMES and _hyphened(text, previous, m):
-                units.append(_UNIT_NAMES[word])  # "a 30-minute call"
-            elif after and not after_stamp and word in _UNIT_NAMES:
-                units.append(_UNIT_NAMES[word])
+                units.append(word)
     return tuple(sorted([*tokens, *units, *addresses]))
 
 
 def one_unit_or_day(first: str, second: str) -> bool:
-    """Whether two lower-case words name one unit or one weekday: "min" and "minutes",
-    "wed" and "wednesday"."""
-    for names in (_UNIT_NAMES, _WEEKDAY_ABBREV):
-        one, two = names.get(first, first), names.get(second, second)
-        if one == two and (first in names or second in names):
-            return True
-    return False
+    """Whether one lower-case word is a short form of the other's unit or weekday: "mins"
+    and "minutes", "thu" and "thursday". Never a short form that is another word ("min" is a
+    minimum, "sat" a verb) nor a plural ("days", "day")."""
+    if first in _UNIT_ABBREVIATIONS and second not in _UNIT_ABBREVIATIONS:
+        return _UNIT_NAMES.get(first) == _UNIT_NAMES.get(second)
+    if second in _UNIT_ABBREVIATIONS and first not in _UNIT_ABBREVIATIONS:
+        return _UNIT_NAMES.get(first) == _UNIT_NAMES.get(second)
+    days = {first, second}
+    return (
+        len(days - _WEEKDAY_ABBREV.keys()) == 1
+        and not days & _WORDLIKE_DAYS
+        and _WEEKDAY_ABBREV.get(first, first) == _WEEKDAY_ABBREV.get(second, second)
+    )
 
 
 def slot_values(text: str) -> dict[str, frozenset[str]]:
@@ -329,24 +351,41 @@ def _adjacent(text: str, left: re.Match[str], right: re.Match[str]) -> bool:
     return not text[left.end() : right.start()].strip()
 
 
-def _hyphened(text: str, left: re.Match[str] | None, right: re.Match[str]) -> bool:
-    if left is None or left.group("stamp") or not _is_number(left):
+def _measures(text: str, matches: list[re.Match[str]], i: int) -> bool:
+    """Whether the word at ``i`` is the unit of the number before it: "30 min", "30min", "a
+    30-minute call", "20 more minutes"."""
+    unit = matches[i]
+    number = matches[i - 1] if i else None
+    if number is not None and (number.group("word") or "").lower() in _UNIT_FILLERS and i > 1:
+        filler, number = number, matches[i - 2]
+        if not (_adjacent(text, number, filler) and _adjacent(text, filler, unit)):
+            return False
+    elif number is None or text[number.end() : unit.start()].strip() not in ("", "-"):
         return False
-    return text[left.end() : right.start()] == "-"
+    return not number.group("stamp") and _is_number(number)
 
 
 def _is_weekday(text: str, matches: list[re.Match[str]], i: int) -> bool:
-    if _next_to_number(matches, i):
-        return True
+    """A short weekday: after "on", "by", "next", …, or before a time ("Sat 7pm", "thurs at
+    6", "Wed after 4 PM"), or an unambiguous one capitalised inside a sentence."""
     raw = matches[i].group("word")
-    if not (raw.istitle() or raw.isupper()):
+    if i and (matches[i - 1].group("word") or "").lower() in _BEFORE_DAY:
+        return True
+    following = matches[i + 1 : i + 3]
+    if following and _is_number(following[0]):
+        return not (raw.isupper() and raw.lower() in _WORDLIKE_DAYS)  # "SAT 1500" is a test
+    if len(following) == 2 and _is_number(following[1]):
+        link = (following[0].group("word") or "").lower()
+        if link in _BEFORE_TIME:
+            return True
+    if raw.lower() in _WORDLIKE_DAYS or not (raw.istitle() or raw.isupper()):
         return False
-    before = matches[i - 1].group("word") if i else None
-    if raw.lower() == "sun":
-        return before is not None and before.lower() in _BEFORE_DAY
-    # A capital at a sentence's start says nothing: "Sat down with Ana".
-    head = text[: matches[i].start()].rstrip()
-    return bool(head) and head[-1] not in ".!?:;\n\"'([-"
+    # A capital at a sentence's start says nothing. Only the whitespace before the word is
+    # read, so that a text of many such words costs linear time.
+    start = matches[i].start() - 1
+    while start >= 0 and text[start].isspace():
+        start -= 1
+    return start >= 0 and text[start] not in ".!?:;\"'([-"
 
 
 def _next_to_number(matches: list[re.Match[str]], i: int) -> bool:

@@ -19,7 +19,6 @@ __all__ = [
     "SECOND_PERSON",
     "SHORT_FORMS",
     "STOP",
-    "SYNONYM_ROOTS",
     "plain_words",
     "root",
     "stem",
@@ -120,29 +119,13 @@ _ANTONYMS = (
     ("north", "south"), ("east", "west"), ("left", "right"), ("forward", "backward"),
 )  # fmt: skip
 
-# Words that say the same in a request, where the embedder's word cosine falls short of
-# the synonym bar ("move"/"transfer": a rewording, "send"/"forward": maybe not), and short
-# forms of a word. Compared by root: "moving" and "transfers" are "move" and "transfer".
-_SYNONYMS = (
-    ("move", "transfer"), ("swap", "exchange"), ("increase", "raise"), ("arrive", "come"),
-    ("get", "receive"), ("got", "received"), ("renew", "extend"), ("following", "after"),
-    ("late", "behind"), ("spot", "place"), ("want", "like"), ("begin", "start"),
-    ("help", "assist"), ("fix", "repair"), ("fix", "correct"), ("show", "display"),
-    ("need", "require"), ("verify", "check"), ("choose", "select"), ("pick", "choose"),
-    ("reply", "respond"), ("answer", "respond"), ("ask", "request"), ("book", "reserve"),
-    ("booking", "reservation"), ("big", "large"), ("error", "mistake"), ("issue", "problem"),
-    ("shut", "close"), ("talk", "speak"), ("agreement", "contract"), ("quick", "fast"),
-    ("buy", "purchase"), ("cost", "price"), ("photo", "picture"),
-)  # fmt: skip
-# A word and its short form: one word, as a typo is.
+# A word and its short form, where the short form is no other word ("doc" is a doctor too,
+# "admin" a kind of fee): one word, as a typo is, though the pair model may still object.
 SHORT_FORMS = {
-    "appt": "appointment", "appts": "appointments", "ad": "advertisement", "ads":
-    "advertisements", "info": "information", "msg": "message", "dept": "department",
-    "mgr": "manager", "qty": "quantity", "amt": "amount", "acct": "account",
-    "approx": "approximately", "pls": "please", "plz": "please", "thx": "thanks",
-    "doc": "document", "docs": "documents", "pic": "picture", "pics": "pictures",
-    "intro": "introduction", "admin": "administrator", "govt": "government",
-    "tel": "telephone",
+    "appt": "appointment", "appts": "appointments", "info": "information", "msg": "message",
+    "msgs": "messages", "dept": "department", "mgr": "manager", "qty": "quantity",
+    "amt": "amount", "acct": "account", "approx": "approximately", "pls": "please",
+    "plz": "please", "thx": "thanks", "govt": "government",
 }  # fmt: skip
 
 
@@ -192,7 +175,6 @@ def root(word: str) -> str:
 
 
 ANTONYM_STEMS = tuple((stem(a), stem(b)) for a, b in _ANTONYMS)
-SYNONYM_ROOTS = frozenset(frozenset((root(a), root(b))) for a, b in _SYNONYMS)
 
 
 def plain_words(text: str) -> list[str]:

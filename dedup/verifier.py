@@ -35,7 +35,6 @@ from tooldedup.dedup.lexicon import (
     NEGATIVE_WORDS,
     SHORT_FORMS,
     STOP,
-    SYNONYM_ROOTS,
     root,
     stem,
     words,
@@ -376,7 +375,7 @@ class RuleVerifier:
             return Verdict(VerdictKind.NO_OBJECTION)
         context = len([w for w in old if w not in STOP])
         typos_only = len(old) == len(new) and all(
-            a == b or _typo(a, b) or _short_form(a, b) for a, b in zip(old, new, strict=True)
+            a == b or _typo(a, b) for a, b in zip(old, new, strict=True)
         )
         return self._judge_swaps(swaps, context, persons_changed(old, new), typos_only)
 
@@ -425,9 +424,11 @@ class RuleVerifier:
         # way ("isn't refundable", "non-refundable") is no other word.
         swaps = [(a, b) for a, b in swaps if not _same_word(a, b)]
         if typos_only:
-            return Verdict(VerdictKind.CONFIRMED, "only typos or short forms changed", final=True)
+            return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
         if not swaps:
-            return Verdict(VerdictKind.CONFIRMED, "only function words or typos changed")
+            return Verdict(
+                VerdictKind.CONFIRMED, "only function words, typos or short forms changed"
+            )
         if context < _MIN_SWAP_CONTEXT:
             # "Approve the refund" and "OK the refund": in a short text a swapped word is
             # a rewording as often as a new request; the thresholds decide.
@@ -436,8 +437,6 @@ class RuleVerifier:
             # Word cosines tell close synonyms ("buy", "purchase": 0.86) and little else:
             # "send" and "forward" score below "dog" and "cat". Below the bar, the swap is
             # held for a judge rather than guessed.
-            if frozenset((root(before), root(after))) in SYNONYM_ROOTS:
-                continue
             cosine = -1.0 if self._word_cosine is None else self._word_cosine(before, after)
             if cosine < self._min_synonym_cosine:
                 return Verdict(VerdictKind.UNSURE, f"one word swapped: {before} → {after}")

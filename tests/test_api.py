@@ -425,26 +425,23 @@ def test_odd_values_in_value_fields_answer_as_written(
     assert again["match"]["stage"] == "exact"
 
 
-_REMINDER = "Ask the team to fix the Kestrel invoice in 30 minutes, it is due Wednesday."
+_REMINDER = (
+    "Ask the team to fix the Kestrel invoice in 2 hours and 30 minutes, it is due on Thursday."
+)
 
 
 @pytest.mark.parametrize(
     ("body", "decision"),
     [
-        # A unit's names and a short weekday are one token.
-        ("Ask the team to fix the Kestrel invoice in 30 min, it is due Wed.", "duplicate"),
-        ("Ask the team to fix the Kestrel invoice in 30 hours, it is due Wednesday.", "proceed"),
-        ("Ask the team to fix the Kestrel invoice in 30 minutes, it is due Thursday.", "proceed"),
-        # A word the lexicon knows for another is a rewording.
-        (
-            "Ask the team to correct the Kestrel invoice in 30 minutes, it is due Wednesday.",
-            "duplicate",
-        ),
+        # A unit's short form is the unit; each unit is bound to its number.
+        (_REMINDER.replace("30 minutes", "30 mins"), "duplicate"),
+        (_REMINDER.replace("2 hours and 30 minutes", "30 hours and 2 minutes"), "proceed"),
+        (_REMINDER.replace("30 minutes", "30 hours"), "proceed"),
+        (_REMINDER.replace("Thursday", "Friday"), "proceed"),
+        (_REMINDER.replace("Thursday", "Fri"), "proceed"),
     ],
 )
-def test_units_weekdays_and_synonyms_in_free_text(
-    client: TestClient, body: str, decision: str
-) -> None:
+def test_units_and_weekdays_in_free_text(client: TestClient, body: str, decision: str) -> None:
     first = check(client, {"to": "team@example.com", "body": _REMINDER}, tool="notify")
     complete(client, first["call_id"], status="succeeded", result={"sent": True})
     again = check(client, {"to": "team@example.com", "body": body}, tool="notify")

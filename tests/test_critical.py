@@ -29,7 +29,7 @@ from tooldedup.dedup.critical import critical_tokens
         ("on 2024-03-05 at 10:05", ("10:5", "2024-3-5")),
         ("thirty-one chairs", ("31",)),
         ("-18 degrees", ("-18",)),
-        (".5 mg", ("0.5", "mg")),
+        (".5 mg", ("0.5mg",)),
         ("500 CHF", ("500", "chf")),
         # Negation is the verifier's to judge, not a token: see tests/test_verifier.py.
         ("please do not approve it", ()),
@@ -37,15 +37,15 @@ from tooldedup.dedup.critical import critical_tokens
         # Values bound to names are the verifier's to compare (tests/test_verifier.py).
         ("Scores: Ana: 4, Ben: 2", ("2", "4")),
         ("give 5 to Carla", ("5",)),
-        ("500 CHF and 3 GB", ("3", "500", "chf", "gb")),
+        ("500 CHF and 3 GB", ("3gb", "500", "chf")),
         ("the Oct 12 food truck festival", ("12", "october")),
         ("forward it to Bob@Example.com, then /srv/a/b", ("@/srv/a/b", "@bob@example.com")),
-        ("2 to 3 days", ("2", "3", "d")),
+        ("2 to 3 days", ("2", "3d")),
         # A month is no name to bind a value to, and a comma after a number ends it.
         ("from July 8 to July 19", ("19", "8", "july", "july")),
         ("estimated $4,200, but not more", ("4200", "usd")),
         # Words after a number that are not units.
-        ("Truck 17 has reached 60,000 km", ("17", "60000", "km")),
+        ("Truck 17 has reached 60,000 km", ("17", "60000km")),
         ("let me know by 11 if you can", ("11",)),
     ],
 )
@@ -82,7 +82,9 @@ def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
         ("remind me in 30 minutes", "remind me in 30 hours"),
         ("hold it for 3 days", "hold it for 3 weeks"),
         ("a 5-year plan", "a 5-month plan"),
-        ("ready Wed after 4 PM", "ready Thu after 4 PM"),
+        ("ready Thu after 4 PM", "ready Fri after 4 PM"),
+        ("Remind me in 2 hours and 30 minutes", "Remind me in 30 hrs and 2 mins"),
+        ("Scale the deployment 3x", "Scale the deployment to 3 replicas"),
         ("on Sat at 9", "on Sun at 9"),
     ],
 )
@@ -103,13 +105,22 @@ def test_changed_values_are_told_apart(a: str, b: str) -> None:
         ("for 3 hrs", "for three hours"),
         ("a five-year plan", "a plan over 5 years"),
         ("5 kilograms", "5 kg"),
-        ("ready Wed after 4 PM", "ready Wednesday after 4 PM"),
+        ("ready Thu after 4 PM", "ready Thursday after 4 PM"),
+        ("done Wed after 4 PM", "done Wednesday after 4 PM"),
+        ("dinner is Sat at 7pm", "dinner, Saturday 7pm"),
+        ("the recital thurs at 6", "the recital on Thursday at 6"),
         ("Sat 9am", "Saturday 9am"),
+        ("2x a week", "2 times a week"),
+        ("in 20 more minutes", "in 20 minutes"),
+        ("3 mos", "3 months"),
         ("due on Sun", "due on Sunday"),
-        ("2x chicken tikka", "2 chicken tikka"),
         # A capital at a sentence's start, or a word, is no weekday.
         ("Sat down at 9 with Ana", "sat down at 9 with Ana"),
         ("the Sun is out at 9", "the sun is out at 9"),
+        ("Ana Sat the exam at 9", "Ana sat the exam at 9"),
+        ("Register Ana for the SAT", "Register Ana for the test"),
+        ("Bring 2 Sun hats", "Bring 2 sun hats"),
+        ("SPF 50 sun cream", "SPF 50 sunscreen"),
         ("Diaz's two second-half goals", "two goals from Diaz in the second half"),
     ],
 )

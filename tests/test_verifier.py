@@ -17,7 +17,7 @@ from tooldedup.dedup.verifier import (
 def _cosine(a: str, b: str) -> float:
     """A table of word cosines, so that the rules are tested exactly (the model is tested
     through HTTP): synonyms high, unrelated words low."""
-    table = {frozenset({"huge", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
+    table = {frozenset({"big", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
     return table.get(frozenset({a, b}), 0.2)
 
 
@@ -59,8 +59,14 @@ VERIFIER = RuleVerifier(_cosine)
         (
             "Please move the 18 pallets from Reno to Fresno before Friday",
             "Please transfer the 18 pallets from Reno to Fresno before Friday",
-            "confirmed",
-            "synonyms",
+            "unsure",
+            "one word swapped",
+        ),
+        (
+            "Email the doc about my knee injury to the clinic before Friday",
+            "Email the document about my knee injury to the clinic before Friday",
+            "unsure",
+            "one word swapped",
         ),
         (
             "Dental appt confirmed for next week, please bring the forms",
@@ -71,6 +77,18 @@ VERIFIER = RuleVerifier(_cosine)
         (
             "Please forward the signed contract to Ana before the board meeting",
             "Please send the signed contract to Ana before the board meeting",
+            "unsure",
+            "one word swapped",
+        ),
+        (
+            "Wait 30 mins before the second dose and log it in the chart",
+            "Wait 30 minutes before the second dose and log it in the chart",
+            "confirmed",
+            "short forms",
+        ),
+        (
+            "Set the min to 5 for the retry counter on the staging queue",
+            "Set the minutes to 5 for the retry counter on the staging queue",
             "unsure",
             "one word swapped",
         ),
@@ -691,11 +709,11 @@ def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> Non
 
 def test_a_swapped_word_is_unsure_without_word_cosines() -> None:
     big, large = (
-        "Please book a huge room for the offsite",
+        "Please book a big room for the offsite",
         "Please book a large room for the offsite",
     )
     verdict = RuleVerifier().compare(big, large)
-    assert verdict == Verdict(VerdictKind.UNSURE, "one word swapped: huge → large")
+    assert verdict == Verdict(VerdictKind.UNSURE, "one word swapped: big → large")
 
 
 def test_verdicts_combine_across_leaves() -> None:
@@ -713,7 +731,7 @@ def test_the_synonym_threshold_is_a_cosine() -> None:
         RuleVerifier(_cosine, min_synonym_cosine=1.5)
     strict = RuleVerifier(_cosine, min_synonym_cosine=0.9)
     big, large = (
-        "Please book a huge room for the offsite",
+        "Please book a big room for the offsite",
         "Please book a large room for the offsite",
     )
     assert strict.compare(big, large).kind is VerdictKind.UNSURE

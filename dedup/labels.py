@@ -4,11 +4,13 @@ An agent that re-issues a call may write the name of a company, a venue, a team,
 a data source of two or more words in other capitals ("yahoo finance" for "Yahoo Finance"), a
 hyphen as a space, add or drop a leading "the" ("the Imjin War"), give a company with or
 without its legal form ("Tesla Inc." in ``company_name``), a museum or an airline with or
-without that word ("Louvre Museum" in ``museum_name``), or a function of one variable with or
-without its lambda header ("lambda x: 3x + 9"). ``same_label`` allows exactly those, and only
-in fields named for such things (``ENTITY_FIELDS``) of a tool that does not write what it is
-given (not ``create_…``, ``rename_…``, ``set_…``, ``encrypt_…``): there a name's case is data.
-Every other field is compared as written, and so is a one-word name's case ("IT", "Admin").
+without that word ("Louvre Museum" in ``museum_name``), a function of one variable with or
+without its lambda header ("lambda x: 3x + 9"), or join a category's words by a hyphen, an
+underscore or a space ("round-trip", "round_trip"). ``same_label`` allows exactly those, and
+only in fields named for such things (``ENTITY_FIELDS``, categories) of a tool that does not
+write what it is given (not ``create_…``, ``rename_…``, ``set_…``, ``encrypt_…``): there a
+name's case is data. Every other field is compared as written, and so is a one-word name's
+case ("IT", "Admin").
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tooldedup.dedup.fields import is_code_name, name_words, reads_as_code
+from tooldedup.dedup.fields import is_category_name, is_code_name, name_words, reads_as_code
 
 __all__ = ["ENTITY_FIELDS", "LabelForm", "label_form", "same_label"]
 
@@ -25,6 +27,8 @@ _MAX_CHARS = 200
 _LAMBDA = re.compile(r"lambda\s+([A-Za-z_]\w*)\s*:\s*(?=\S)")
 # Words of letters, with the marks names carry inside them: "L.A", "O'Brien", "Coca-Cola".
 _NAME = re.compile(r"[^\W\d_]+(?:['\u2019.&-][^\W\d_]+)*\.?")
+_CATEGORY = re.compile(r"[a-z]+(?:[-_ ][a-z]+)*")
+_SEPARATORS = re.compile(r"[-_ ]")
 _HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 # One legal form, however it is written; two different forms are two companies.
 _LEGAL_FORMS = {
@@ -149,6 +153,9 @@ def label_form(name: str | None, text: str) -> LabelForm:
     head = _head(name)
     if len(text) > _MAX_CHARS or "\n" in text or head is None:
         return LabelForm(text, None, None, text)
+    if is_category_name(name) and _CATEGORY.fullmatch(text):
+        # "round-trip", "round_trip" and "round trip" are one category.
+        return LabelForm(text, None, None, _SEPARATORS.sub(" ", text))
     if head in _FUNCTION_FIELDS and not is_code_name(name):
         body, variable = _body(name, text)
         return LabelForm(body, variable, None, body)
@@ -173,6 +180,8 @@ def same_label(name: str | None, a: str, b: str, tool: str | None = None) -> boo
     if tool is not None and not _WRITE_VERBS.isdisjoint(name_words(tool)):
         return False
     one, two = label_form(name, a), label_form(name, b)
+    if is_category_name(name) and _CATEGORY.fullmatch(a) and _CATEGORY.fullmatch(b):
+        return one.key == two.key
     if one.body == two.body:
         # "lambda x: x*y" and "lambda y: x*y" are two functions.
         return one.variable is None or two.variable is None or one.variable == two.variable

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tooldedup.dedup.place_names import CITY_ALIASES, REGION_NAMES
+from tooldedup.dedup.place_names import CITY_ALIASES, COUNTRY_CODES, REGION_NAMES
 
 __all__ = ["Place", "read_place"]
 
@@ -52,11 +52,12 @@ def _clean(part: str) -> str:
     return " ".join(words)
 
 
-def read_place(text: str, region_first: bool) -> Place | None:
+def read_place(text: str, region_first: bool, country: bool = False) -> Place | None:
     """The place ``text`` names, or None if it is no place name.
 
     ``region_first`` reads a bare name as a region before a city ("LA" is Louisiana in a
-    state field, Los Angeles in a location field).
+    state field, Los Angeles in a location field); ``country`` reads a two-letter code as a
+    country's ("CA" is Canada in a country field).
     """
     stripped = " ".join(text.split())
     if len(stripped) > _MAX_CHARS or not _PLACE_TEXT.fullmatch(stripped):
@@ -72,7 +73,8 @@ def read_place(text: str, region_first: bool) -> Place | None:
         return None
     named = frozenset(REGION_NAMES[part] for part in rest if part in REGION_NAMES)
     others = tuple(part for part in rest if part not in REGION_NAMES)
-    region = REGION_NAMES.get(head)
+    region = COUNTRY_CODES.get(head) if country else None
+    region = REGION_NAMES.get(head) if region is None else region
     alias = CITY_ALIASES.get(head)
     if region is not None and (region_first or alias is None):
         # A region by name ("WA", "New York"), or a town named like one in another region

@@ -18,7 +18,7 @@ from enum import StrEnum
 
 from tooldedup.dedup.dates import date_key, time_key
 from tooldedup.dedup.fields import name_words
-from tooldedup.dedup.places import read_place
+from tooldedup.dedup.places import Place, read_place
 from tooldedup.dedup.value_names import CURRENCY_NAMES, UNIT_NAMES
 
 __all__ = [
@@ -36,6 +36,7 @@ class ValueKind(StrEnum):
 
     PLACE = "place"
     REGION = "region"
+    COUNTRY = "country"
     DATE = "date"
     TIME = "time"
     UNIT = "unit"
@@ -45,7 +46,7 @@ class ValueKind(StrEnum):
 _PLACE_WORDS = frozenset(
     {"location", "city", "destination", "origin", "place", "town", "hometown", "locality"}
 )
-_REGION_WORDS = frozenset({"state", "province", "country", "region"})
+_REGION_WORDS = frozenset({"state", "province", "region"})
 _DATE_WORDS = frozenset({"date", "dob", "birthday", "birthdate", "deadline"})
 # "lap_time" and "cook_time" are durations: "4:30" there is no time of day.
 _DURATION_WORDS = frozenset(
@@ -74,6 +75,8 @@ def value_kind(name: str | None) -> ValueKind | None:
         return ValueKind.PLACE
     if last in _REGION_WORDS:
         return ValueKind.REGION
+    if last in ("country", "countries"):
+        return ValueKind.COUNTRY
     if last in _DATE_WORDS or "date" in words:
         return ValueKind.DATE
     if last == "time" and not _DURATION_WORDS.intersection(words):
@@ -106,7 +109,7 @@ def value_key(kind: ValueKind, text: str) -> str:
         return _symbol(text, UNIT_NAMES)
     if kind is ValueKind.CURRENCY:
         return _symbol(text, CURRENCY_NAMES)
-    place = read_place(text, region_first=kind is ValueKind.REGION)
+    place = _read(kind, text)
     return text if place is None else place.name
 
 
@@ -116,11 +119,15 @@ def same_value(kind: ValueKind, a: str, b: str) -> bool:
         return True
     if max(len(a), len(b)) > _MAX_CHARS or value_key(kind, a) != value_key(kind, b):
         return False
-    if kind in (ValueKind.PLACE, ValueKind.REGION):
-        one = read_place(a, region_first=kind is ValueKind.REGION)
-        two = read_place(b, region_first=kind is ValueKind.REGION)
+    if kind in (ValueKind.PLACE, ValueKind.REGION, ValueKind.COUNTRY):
+        one, two = _read(kind, a), _read(kind, b)
         return one is not None and two is not None and one.same_as(two)
     return True
+
+
+def _read(kind: ValueKind, text: str) -> Place | None:
+    region = kind is not ValueKind.PLACE
+    return read_place(text, region_first=region, country=kind is ValueKind.COUNTRY)
 
 
 def leaf_name(path: str) -> str | None:

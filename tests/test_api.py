@@ -446,3 +446,14 @@ def test_units_and_weekdays_in_free_text(client: TestClient, body: str, decision
     complete(client, first["call_id"], status="succeeded", result={"sent": True})
     again = check(client, {"to": "team@example.com", "body": body}, tool="notify")
     assert again["decision"] == decision, again["explain"]
+
+
+@pytest.mark.parametrize(
+    ("country", "decision"), [("CN", "duplicate"), ("China", "duplicate"), ("CA", "proceed")]
+)
+def test_a_country_by_its_code(client: TestClient, country: str, decision: str) -> None:
+    args = {"country": "CHN", "sku": "A-17", "quantity": 40}
+    first = check(client, args, tool="set_export_quota")
+    complete(client, first["call_id"], status="succeeded")
+    again = check(client, {**args, "country": country}, tool="set_export_quota")
+    assert again["decision"] == decision

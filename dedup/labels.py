@@ -46,17 +46,15 @@ _HEAD_NOUNS = frozenset(
 )  # fmt: skip
 _GENERIC = frozenset({"name", "names", "id", "title", "label", "value", "text", "full"})
 # Heads of field names that name a thing to look up, whose spelling is not the value.
-ENTITY_FIELDS: frozenset[str] = frozenset(
+ENTITY_FIELDS: frozenset[str] = _COMPANY_FIELDS | _HEAD_NOUNS | frozenset(
     {
-        "company", "firm", "employer", "organization", "organisation", "brand", "manufacturer",
-        "maker", "publisher", "business", "corporation", "enterprise", "museum", "theater",
-        "theatre", "cinema", "airline", "carrier", "treaty", "hotel", "restaurant", "venue",
-        "team", "club", "league", "species", "source", "provider", "platform", "store", "shop",
-        "event", "keyword", "topic", "genre", "cuisine", "artist", "band", "author", "player",
-        "celebrity", "landmark", "attraction", "school", "university", "college", "hospital",
-        "movie", "film", "show", "book", "song", "album", "game", "sport", "exchange", "war",
-        "battle", "discovery", "person", "entity", "director", "actor", "composer", "painter",
-        "scientist", "organism", "animal", "plant", "disease", "drug", "instrument",
+        "carrier", "venue", "team", "club", "league", "species", "source", "provider",
+        "platform", "store", "shop", "event", "keyword", "topic", "genre", "cuisine", "artist",
+        "band", "author", "player", "celebrity", "landmark", "attraction", "school",
+        "university", "college", "hospital", "movie", "film", "show", "book", "song", "album",
+        "game", "sport", "exchange", "war", "battle", "discovery", "person", "entity",
+        "director", "actor", "composer", "painter", "scientist", "organism", "animal", "plant",
+        "disease", "drug", "instrument",
     }
 )  # fmt: skip
 _FUNCTION_FIELDS = frozenset({"function", "func", "fn", "equation", "integrand"})

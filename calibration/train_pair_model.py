@@ -111,8 +111,7 @@ def train(pairs: Sequence[TextPair], source: Path, *, epochs: int = 5, seed: int
         # Each pass reads each pair in a random order: the verifier must not care which call
         # came first, and this costs half of reading both orders every pass.
         ordered = [(b, a, y) if rng.random() < 0.5 else (a, b, y) for a, b, y in examples]
-        for start in range(0, len(ordered), 16):
-            batch = ordered[start : start + 16]
+        for batch in _batches(ordered, rng):
             encoded = tokenizer(
                 [a for a, _, _ in batch],
                 [b for _, b, _ in batch],
@@ -127,6 +126,23 @@ def train(pairs: Sequence[TextPair], source: Path, *, epochs: int = 5, seed: int
             loss.backward()
             optimiser.step()
     return model.eval()
+
+
+def _batches(
+    examples: Sequence[tuple[str, str, float]], rng: random.Random, size: int = 16
+) -> list[Sequence[tuple[str, str, float]]]:
+    """Batches of texts of about one length, in a random order.
+
+    A batch is padded to its longest pair, so batches drawn from a window sorted by length
+    cost about half as much as random ones; the window keeps them random otherwise.
+    """
+    window = size * 16
+    batches: list[Sequence[tuple[str, str, float]]] = []
+    for start in range(0, len(examples), window):
+        chunk = sorted(examples[start : start + window], key=lambda e: len(e[0]) + len(e[1]))
+        batches += [chunk[i : i + size] for i in range(0, len(chunk), size)]
+    rng.shuffle(batches)
+    return batches
 
 
 def export(model: Any, source: Path, out: Path, *, trained_on: int) -> dict[str, object]:

@@ -35,6 +35,42 @@ _REPORT = re.compile(
     + _PARTICIPLE
     + r"\b"
 )
+# "Laura's KTN was added to her bookings" tells what "Please add Laura's KTN" asks, but only
+# as the sentence's own subject and verb: "Refund the fee that was charged twice", "Confirm the
+# payment was received" and "Retry if the card was declined" still ask.
+_SUBORDINATE = (
+    r"that|which|who|whom|whose|if|whether|why|how|when|where|since|because|as|once|after"
+    r"|before|until|unless|though|although|while|let|tell|ask|ensure|verify|confirm|inform"
+    r"|notify|remind|say|mention|show"
+)
+_PASSIVE_REPORT = re.compile(
+    r"^(?:(?:hi|hey|hello|update|fyi|note|status|done|ok|okay)\b[^,:]{0,30}[,:]\s*"
+    r"|[^,:]{0,40}:\s*)?"
+    # "I was charged twice" is what happened to the writer, not a report of the act.
+    r"(?!(?:i|we|you)\s)"
+    r"(?:(?!(?:" + _SUBORDINATE + r")\b)[\w'\u2019]+(?:[-./][\w'\u2019]+)*\s+){1,6}"
+    r"(?:was|were)\s+(?:already\s+|just\s+|also\s+|now\s+|successfully\s+)?"
+    # Words in -ed that describe rather than report: "Laura was interested in the plan".
+    r"(?!(?:interested|concerned|worried|pleased|surprised|excited|confused|disappointed"
+    r"|tired|married|based|located|supposed|allowed|expected|required|needed)\b)"
+    + _PARTICIPLE
+    + r"\b"
+)
+# A request with no word of asking: a sentence that opens (after a name or a greeting) with a
+# verb of action and its object. The object word keeps out nouns that open a sentence as well
+# ("Refund for order 1182 was issued", "Return label attached").
+_IMPERATIVE = re.compile(
+    r"^(?:(?:hi|hey|hello)\b[^,]{0,30},\s*|[a-z]+,\s*)?"
+    r"(?:add|approve|arrange|assign|book|call|cancel|change|check|close|confirm|create|delete"
+    r"|disable|drain|email|enable|extend|file|fix|forward|include|issue|mark|move|notify|open"
+    r"|order|page|pay|post|process|publish|put|raise|rebook|record|redirect|refund|reissue"
+    r"|release|remove|renew|reply|replace|request|reschedule|restart|restore|return|reverse"
+    r"|revoke|roll|rotate|run|schedule|send|set|ship|sign|submit|switch|tell|test|transfer"
+    r"|update|upgrade|upload|use|waive|invite|share|archive|block|unblock|freeze|unfreeze|lock"
+    r"|unlock|grant|print|collect|deliver|drop|hold|load|pick|reserve|resend|restock)"
+    r"\s+(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|all|both|every|each"
+    r"|it|them|him|me|us|one|two|three|[a-z]+'s)\b"
+)
 _SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
 # A dash between spaces ends a clause as a full stop does: "Late penalty waived - Marcus was
 # out sick" tells what "Should the late penalty be waived? Marcus was out sick" asks.
@@ -56,6 +92,10 @@ _CONFLICTS = (
     frozenset({"question", "statement"}),
     frozenset({"question", "report"}),
     frozenset({"question", "thanks"}),
+    # A request without "please": "Call me when you land, and thanks" still asks, so only a
+    # report or a question of the same words stands against it.
+    frozenset({"command", "report"}),
+    frozenset({"command", "question"}),
 )
 # Content-word overlap (by root, act words aside) at which two sentences say the same thing
 # but for their act. Rewordings move content between sentences ("I've attached the contract.
@@ -89,7 +129,13 @@ def _sentence_act(sentence: str) -> str:
         return "question" if _QUERY.search(lowered) else "open question"
     if thanks:
         return "thanks"
-    return "report" if _REPORT.search(lowered) else "statement"
+    # A verb and its object first: whatever the sentence then tells ("Cancel the orders
+    # that have been duplicated") is what the command is about.
+    if _IMPERATIVE.search(lowered):
+        return "command"
+    if _REPORT.search(lowered) or _PASSIVE_REPORT.search(lowered):
+        return "report"
+    return "statement"
 
 
 def act_changed(stored: str, proposed: str) -> str | None:

@@ -281,6 +281,39 @@ VERIFIER = RuleVerifier(_cosine)
         ("Trade 100 USDT for SOL", "Trade 100 SOL for USDT", "different", "traded"),
         ("Please cancel order FX-2093", "Order FX-2093 has been cancelled", "different", "report"),
         ("Please pay invoice 42 today", "We've paid invoice 42 today", "different", "report"),
+        # 0.9: "was"/"were" with a participle reports; a verb and its object opening a
+        # sentence requests.
+        (
+            "Please add Laura's KTN to her United bookings for the Houston trip",
+            "Laura's KTN was added to her United bookings for the Houston trip",
+            "different",
+            "report",
+        ),
+        (
+            "Replace the battery in the hallway smoke detector of unit 10A",
+            "We've replaced the battery in the hallway smoke detector of unit 10A",
+            "different",
+            "report",
+        ),
+        (
+            "Ops, move the read traffic from replica 2 to replica 3 now",
+            "The read traffic was moved from replica 2 to replica 3 now",
+            "different",
+            "report",
+        ),
+        # Nouns that open a sentence are no request.
+        (
+            "Refund for order 1182 was issued to the card on file",
+            "We issued the refund for order 1182 to the card on file",
+            "no_objection",
+            None,
+        ),
+        (
+            "Return label was sent to the customer by email",
+            "We've sent the return label to the customer by email",
+            "no_objection",
+            None,
+        ),
         ("Should I book the room for Friday?", "Book the room for Friday", "different", "question"),
         (
             "My bill shows 14 calls to Brazil",

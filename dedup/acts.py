@@ -138,6 +138,26 @@ def _sentence_act(sentence: str) -> str:
     return "statement"
 
 
+# "Dressing changed at 10:30" records it; "Dressing to be changed at 10:30" plans it. Only the
+# two words put in or taken out count: "must be signed" / "needs to be signed" plan alike.
+_TO_BE = re.compile(r"(\b[\w'\u2019-]+)\s+to be\s+(" + _PARTICIPLE + r")\b")
+
+
+_WANTED = re.compile(r"\bfor\b[^.,;:]{0,40}$")
+
+
+def _planned(stored: str, proposed: str) -> str | None:
+    for mine, theirs in ((stored.lower(), proposed.lower()), (proposed.lower(), stored.lower())):
+        for found in _TO_BE.finditer(mine):
+            before, done = found.group(1), found.group(2)
+            # "asked for SSO to be enabled" is "wants SSO enabled": wanted, not done.
+            if _WANTED.search(mine[: found.start()]):
+                continue
+            if re.search(rf"(?<![\w'\u2019-]){re.escape(before)}\s+{re.escape(done)}\b", theirs):
+                return "a thing to do became a thing done"
+    return None
+
+
 def act_changed(stored: str, proposed: str) -> str | None:
     """A sentence whose words stay but whose act changes: a request against a thank-you or
     against a report that it was done ("Please cancel order FX-2093" / "We've cancelled
@@ -146,7 +166,9 @@ def act_changed(stored: str, proposed: str) -> str | None:
     A sentence the other text also says with the same act is no change."""
     # Sentences whole, then cut at dashes too: a dash can end a clause ("Late penalty waived -
     # Marcus was out sick") or sit inside a question ("Is the office open Mon - Fri?").
-    found = _changed(_SENTENCE.findall(stored), _SENTENCE.findall(proposed))
+    found = _planned(stored, proposed) or _changed(
+        _SENTENCE.findall(stored), _SENTENCE.findall(proposed)
+    )
     if found is None and (_DASH.search(stored) or _DASH.search(proposed)):
         found = _changed(_clauses(stored), _clauses(proposed))
     return found

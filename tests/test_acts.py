@@ -25,6 +25,11 @@ def _changed(a: str, b: str) -> str | None:
         ),
         ("Ops, move the read traffic to replica 3", "The read traffic was moved to replica 3"),
         ("Book the room for Friday", "Should I book the room for Friday?"),
+        (
+            "Wound dressing on left heel changed at 10:30. Next change due Thursday.",
+            "Wound dressing on left heel to be changed at 10:30. Next change due Thursday.",
+        ),
+        ("Collection booked with Kestrel Freight", "Collection to be booked with Kestrel Freight"),
     ],
 )
 def test_a_request_against_its_report_or_question(first: str, second: str) -> None:
@@ -78,6 +83,12 @@ def test_a_request_against_its_report_or_question(first: str, second: str) -> No
             "We've sent the return label to the customer by email",
         ),
         ("Call me when you land", "Call me when you land, and thanks"),
+        ("The form needs to be signed by Friday", "The form must be signed by Friday"),
+        (
+            "Felix wants SSO enabled before the rollout",
+            "Felix asked for SSO to be enabled before the rollout",
+        ),
+        ("Invoice 42 is to be paid by Friday", "Invoice 42 has to be paid by Friday"),
     ],
 )
 def test_the_same_request_worded_otherwise(first: str, second: str) -> None:

@@ -373,6 +373,19 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
             "Is the office open Mon - Fri for the delivery?",
             "The office is open Mon - Fri for the delivery.",
         ),
+        # 0.9: a passive report, a command without "please", a thing to do.
+        (
+            "Please add Laura's KTN to her United bookings for the Houston trip",
+            "Laura's KTN was added to her United bookings for the Houston trip",
+        ),
+        (
+            "Replace the battery in the hallway smoke detector of unit 10A",
+            "We've replaced the battery in the hallway smoke detector of unit 10A",
+        ),
+        (
+            "Wound dressing on left heel changed at 10:30. Next change due Thursday.",
+            "Wound dressing on left heel to be changed at 10:30. Next change due Thursday.",
+        ),
     ],
 )
 def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(

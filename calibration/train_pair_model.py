@@ -7,7 +7,7 @@ whose meaning is in question: ``paraphrase`` (same request) against ``different`
 ``hard_negative`` (another request), each reduced to the one free-text field that differs.
 Only the calibration half takes part (the split ``tooldedup calibrate`` uses, by group), so
 the held-out half measures it. Then it exports the model to ONNX, quantises its MatMul
-weights to int8 per channel, and writes the manifest. About 15 minutes on 2 cores.
+weights to int8 per channel, and writes the manifest. About 28 minutes on 2 cores.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ TEXT_SETS = HERE / "data" / "text_sets.jsonl"
 # Each release's sets come after the last, so the ids of earlier pairs never change.
 MORE_TEXT_SETS = HERE / "data" / "text_sets_2.jsonl"
 THIRD_TEXT_SETS = HERE / "data" / "text_sets_3.jsonl"
+# In the order they are read, each with the name of its random stream.
+SET_FILES = (("sets", TEXT_SETS), ("sets_2", MORE_TEXT_SETS), ("sets_3", THIRD_TEXT_SETS))
 TARGETS = {"reissue": 700, "equivalent": 280, "natural": 560, "critical": 560}
 # Kinds built from hand-written entries: split by entry, never by pair.
 TEXT_KINDS = frozenset({"paraphrase", "different", "hard_negative"})
@@ -335,7 +337,9 @@ def build(cache: Path, seed: int) -> list[dict]:
     multi = ds.load_bfcl_multi_turn(pk["bfcl-eval"])
     cfb = ds.load_cfb(pk["nestful-wrapper"])
     hand = load_handwritten()
-    rngs = {k: random.Random(f"{seed}:{k}") for k in [*LABELS, "text", "sets", "sets_2", "sets_3"]}
+    rngs = {
+        k: random.Random(f"{seed}:{k}") for k in [*LABELS, "text", *(name for name, _ in SET_FILES)]
+    }
     eqclass = ds.equivalence_classes(equivs)
     real = {_key(c["tool"], c["args"]): c for c in single + multi + cfb if c["args"]}
     calls = list(real.values())
@@ -391,15 +395,10 @@ def build(cache: Path, seed: int) -> list[dict]:
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
     out += hard_pairs(hand, load_handwritten(HARD_PAIRS))
-    sets = load_handwritten(TEXT_SETS)
-    out += text_pairs(sets, set(real), rngs["sets"])
-    out += hard_pairs(sets, [{**h, "base": e["id"]} for e in sets for h in e["hard"]])
-    more = load_handwritten(MORE_TEXT_SETS)
-    out += text_pairs(more, set(real), rngs["sets_2"])
-    out += hard_pairs(more, [{**h, "base": e["id"]} for e in more for h in e["hard"]])
-    third = load_handwritten(THIRD_TEXT_SETS)
-    out += text_pairs(third, set(real), rngs["sets_3"])
-    out += hard_pairs(third, [{**h, "base": e["id"]} for e in third for h in e["hard"]])
+    for name, path in SET_FILES:
+        sets = load_handwritten(path)
+        out += text_pairs(sets, set(real), rngs[name])
+        out += hard_pairs(sets, [{**h, "base": e["id"]} for e in sets for h in e["hard"]])
     return finalize(out)
 
 

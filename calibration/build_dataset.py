@@ -34,7 +34,11 @@ TEXT_SETS = HERE / "data" / "text_sets.jsonl"
 MORE_TEXT_SETS = HERE / "data" / "text_sets_2.jsonl"
 THIRD_TEXT_SETS = HERE / "data" / "text_sets_3.jsonl"
 # In the order they are read, each with the name of its random stream.
-SET_FILES = (("sets", TEXT_SETS), ("sets_2", MORE_TEXT_SETS), ("sets_3", THIRD_TEXT_SETS))
+SET_FILES: tuple[tuple[str, Path], ...] = (
+    ("sets", TEXT_SETS),
+    ("sets_2", MORE_TEXT_SETS),
+    ("sets_3", THIRD_TEXT_SETS),
+)
 TARGETS = {"reissue": 700, "equivalent": 280, "natural": 560, "critical": 560}
 # Kinds built from hand-written entries: split by entry, never by pair.
 TEXT_KINDS = frozenset({"paraphrase", "different", "hard_negative"})
@@ -395,8 +399,8 @@ def build(cache: Path, seed: int) -> list[dict]:
     out += crit
     out += text_pairs(hand, set(real), rngs["text"])
     out += hard_pairs(hand, load_handwritten(HARD_PAIRS))
-    for name, path in SET_FILES:
-        sets = load_handwritten(path)
+    for name, set_file in SET_FILES:
+        sets = load_handwritten(set_file)
         out += text_pairs(sets, set(real), rngs[name])
         out += hard_pairs(sets, [{**h, "base": e["id"]} for e in sets for h in e["hard"]])
     return finalize(out)

@@ -308,7 +308,7 @@ def _pair_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--min-logit-same",
         type=_finite,
-        default=-3.0,
+        default=-2.5,
         help="under this pair-model logit a match is ruled out",
     )
     parser.add_argument(

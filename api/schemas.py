@@ -183,6 +183,7 @@ class PolicyBody(BaseModel):
     max_fuzzy_edits: int | None = None
     min_cosine_duplicate: float | None = None
     min_cosine_borderline: float | None = None
+    min_cosine_confirmed: float | None = None
     window_seconds: float | None = None
     lease_seconds: float | None = None
     borderline_action: Literal["duplicate", "proceed"] | None = None
@@ -192,6 +193,27 @@ class PolicyBody(BaseModel):
     max_text_leaves: int | None = None
     max_text_chars: int | None = None
     max_comparisons: int | None = None
+
+    @field_validator(
+        "min_fuzzy_ratio",
+        "max_fuzzy_edits",
+        "min_cosine_duplicate",
+        "min_cosine_borderline",
+        "min_cosine_confirmed",
+        "window_seconds",
+        "lease_seconds",
+        "max_candidates",
+        "max_text_leaves",
+        "max_text_chars",
+        "max_comparisons",
+        mode="before",
+    )
+    @classmethod
+    def _no_booleans(cls, value: Any) -> Any:
+        # JSON's true is no threshold: pydantic would read it as 1.
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not a boolean")
+        return value
 
 
 class FeedbackRequest(BaseModel):

@@ -5,10 +5,11 @@
 The pairs are the held-out half's free-text pairs (``paraphrase`` against ``different`` and
 ``hard_negative``, each reduced to the field that differs), the ones the model never saw. Each
 goes through the service with the rules alone (``calibration.scoring``): its stage, cosine and
-the rules' verdict. The table then applies ``ModelVerifier``'s logic for each pair of bars, and
-for a borderline band widened below 0.85 in which only a confirmed match is a duplicate
-(policy ``min_cosine_borderline`` lowered, ``borderline_action = "proceed"``). The service's
-own run of the chosen defaults is ``tooldedup calibrate --compare-modes``.
+the rules' verdict. The table then applies ``ModelVerifier``'s logic for each setting of its
+bars (``min_logit_same``, ``min_logit_confirm``) and of the policy's ``min_cosine_confirmed``,
+under which a match is no duplicate and down to which only a confirmed one is (and one whose
+negations changed never is). The service's own run of the chosen defaults is ``tooldedup calibrate
+--compare-modes``.
 """
 
 from __future__ import annotations
@@ -26,20 +27,21 @@ from tooldedup.calibration.scoring import score_pairs
 from tooldedup.calibration.train_pair_model import PAIRS, TextPair, text_pairs
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
-from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind
+from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, negation_changed
 from tooldedup.index.pair_model import OnnxPairScorer, load_pair_model
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_embedder, word_cosine
 
 RESULTS = Path(__file__).parent / "results"
 KINDS = ("paraphrase", "different", "hard_negative")
-# (min_logit_same, min_logit_confirm, lowest cosine read, borderline action is duplicate)
-SETTINGS = [
-    (same, confirm, low, low == 0.85)
-    for same in (-3.0, -2.0, -1.0, 0.0, 1.0)
-    for confirm in (1.0, 2.0, 3.0)
-    for low in (0.85, 0.80, 0.75)
+NEVER = None
+# (min_logit_same, min_logit_confirm, min_cosine_confirmed)
+SETTINGS: list[tuple[float, float | None, float]] = [
+    (same, confirm, low)
+    for same in (-3.0, -2.5, -2.0, -1.0, 0.0)
+    for confirm, low in ((NEVER, 0.85), (3.0, 0.80), (3.0, 0.75), (4.0, 0.75), (4.0, 0.70))
 ]
+DEFAULTS = (-2.5, NEVER, 0.85)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +52,7 @@ class Seen:
     sample: Sample
     rules: Verdict
     logit: float | None
+    negation_changed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +70,7 @@ class _Known:
         return self.logit
 
 
-def _merged(seen: Seen, same: float, confirm: float, low: float, borderline_dup: bool) -> bool:
+def _merged(seen: Seen, same: float, confirm: float | None, low: float) -> bool:
     """What the funnel answers with ``ModelVerifier`` at these bars (see ``dedup.semantic``)."""
     sample = seen.sample
     if sample.fixed == "exact":
@@ -80,13 +83,11 @@ def _merged(seen: Seen, same: float, confirm: float, low: float, borderline_dup:
         return True
     if sample.cosine is None:
         return False
-    if sample.cosine >= 0.90:
+    if sample.cosine >= 0.85:
+        # At or above the borderline band's floor, the default action (duplicate) stands.
         return passes
-    if sample.cosine >= low:
-        return verdict is VerdictKind.CONFIRMED or (
-            verdict is VerdictKind.NO_OBJECTION and borderline_dup
-        )
-    return False
+    confirmed = verdict is VerdictKind.CONFIRMED and not seen.negation_changed
+    return sample.cosine >= low and confirmed
 
 
 def _auc(positives: list[float], negatives: list[float]) -> float:
@@ -124,7 +125,9 @@ def measure(model: Path | None, runs: int) -> dict[str, object]:
     for sample in samples:
         pair = by_ref[sample.ref]
         verdict = rules.compare(pair.first, pair.second)
-        seen.append(Seen(pair.kind, sample, verdict, scorer.score(pair.first, pair.second)))
+        logit = scorer.score(pair.first, pair.second)
+        moved = negation_changed(pair.first, pair.second)
+        seen.append(Seen(pair.kind, sample, verdict, logit, moved))
     logits = {
         kind: [s.logit for s in seen if s.kind == kind and s.logit is not None] for kind in KINDS
     }
@@ -140,16 +143,17 @@ def measure(model: Path | None, runs: int) -> dict[str, object]:
         **{k: round(v, 2) for k, v in _cost(scorer, held, runs).items()},
     }
     rows = []
-    for same, confirm, low, borderline_dup in [(-1e9, 1e9, 0.85, True), *SETTINGS]:
+    # Rules alone first: bars no logit reaches.
+    for same, confirm, low in [(-1e9, NEVER, 0.85), *SETTINGS]:
         row: dict[str, object] = {
             "min_logit_same": same,
             "min_logit_confirm": confirm,
-            "min_cosine_borderline": low,
-            "borderline_action": "duplicate" if borderline_dup else "proceed",
+            "min_cosine_confirmed": low,
+            "default": (same, confirm, low) == DEFAULTS,
         }
         for kind in KINDS:
             group = [s for s in seen if s.kind == kind]
-            merged = sum(_merged(s, same, confirm, low, borderline_dup) for s in group)
+            merged = sum(_merged(s, same, confirm, low) for s in group)
             row[f"{kind}_merged"] = round(merged / len(group), 4)
         rows.append(row)
     report["settings"] = rows
@@ -160,8 +164,8 @@ def _markdown(report: dict[str, object], runs: int) -> str:
     rows = report["settings"]
     assert isinstance(rows, list)
     head = (
-        "| same < | confirm ≥ | band from | paraphrases found | different merged"
-        " | hard negatives merged |"
+        "| same < | confirm ≥ | confirmed from | paraphrases found"
+        " | different merged | hard negatives merged |"
     )
     lines = [
         "# The pair model on the held-out half",
@@ -176,21 +180,30 @@ def _markdown(report: dict[str, object], runs: int) -> str:
         " runs:"
         f" {report['ms_p50']} ms p50, {report['ms_p99']} ms p99.",
         "",
-        'Rules alone first; then each setting. "band from" is the lowest cosine read: at 0.85'
-        " the default borderline action (duplicate) stands, below it only a match the model"
-        " confirms is a duplicate.",
+        "Rules alone first; then each setting, the defaults in bold. Bars are pair-model"
+        " logits (`min_logit_same`, `min_logit_confirm`; — is never);"
+        ' "confirmed from" is the policy\'s `min_cosine_confirmed`: under the borderline band'
+        " (0.85) and down to it, only a confirmed match is a duplicate.",
         "",
         head,
         "|---:|---:|---:|---:|---:|---:|",
     ]
+
+    def bar(value: object) -> str:
+        return "—" if value is None or value == -1e9 else f"{value:g}"
+
     for row in rows:
-        same = "—" if row["min_logit_same"] == -1e9 else f"{row['min_logit_same']:g}"
-        confirm = "—" if row["min_logit_confirm"] == 1e9 else f"{row['min_logit_confirm']:g}"
-        lines.append(
-            f"| {same} | {confirm} | {row['min_cosine_borderline']:.2f} |"
-            f" {100 * row['paraphrase_merged']:.1f}% | {100 * row['different_merged']:.1f}% |"
-            f" {100 * row['hard_negative_merged']:.1f}% |"
-        )
+        cells = [
+            bar(row["min_logit_same"]),
+            bar(row["min_logit_confirm"]),
+            f"{row['min_cosine_confirmed']:.2f}",
+            f"{100 * row['paraphrase_merged']:.1f}%",
+            f"{100 * row['different_merged']:.1f}%",
+            f"{100 * row['hard_negative_merged']:.1f}%",
+        ]
+        if row["default"]:
+            cells = [f"**{cell}**" for cell in cells]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 

@@ -23,6 +23,7 @@ from tooldedup.calibration.thresholds import Bound, Calibration, choose_threshol
 from tooldedup.dedup.errors import DedupError, InvalidInput
 from tooldedup.dedup.policy import (
     CompareMode,
+    CosineBand,
     PolicySet,
     ToolPolicy,
     load_policy_file,
@@ -61,8 +62,10 @@ def _thresholds(calibration: Calibration) -> dict[str, Any]:
     return {
         "min_cosine_duplicate": calibration.min_cosine_duplicate,
         "min_cosine_borderline": calibration.min_cosine_borderline,
-        # The band below the guarantee is for a judge; without one it must not match.
+        # The band below the guarantee is for a judge; without one it must not match, and
+        # nothing under it may be confirmed into a match.
         "borderline_action": "proceed",
+        "min_cosine_confirmed": calibration.min_cosine_borderline,
     }
 
 
@@ -81,7 +84,9 @@ def _policy_document(
         if name not in calibrated and overall.enough:
             # A tool the base policy names still takes the global thresholds and action,
             # unless it sets its own thresholds.
-            own = {"min_cosine_duplicate", "min_cosine_borderline"} & set(data)
+            own = {"min_cosine_duplicate", "min_cosine_borderline", "min_cosine_confirmed"} & set(
+                data
+            )
             if not own:
                 data.update(_thresholds(overall))
     for name, calibration in calibrated.items():
@@ -97,7 +102,11 @@ def would_match(sample: Sample, policy: ToolPolicy) -> bool:
     """Whether the funnel, under ``policy``, would match a pair with these recorded scores."""
     if sample.fixed is not None:
         return True
-    return sample.cosine is not None and not sample.vetoed and policy.matches_at(sample.cosine)
+    if sample.cosine is None or sample.vetoed:
+        return False
+    if sample.confirmed and policy.band(sample.cosine) is CosineBand.CONFIRMABLE:
+        return True
+    return policy.matches_at(sample.cosine)
 
 
 def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) -> list[str]:

@@ -40,23 +40,30 @@ class Sample:
     vetoed: bool = False
     # Pairs of one group (texts written from one entry) fall on one side of a split.
     group: str | None = None
+    # The verifier confirmed the semantic match: under the borderline band, only such a
+    # match is a duplicate.
+    confirmed: bool = False
 
     @property
     def split_key(self) -> str:
         """What decides the calibration/held-out side: the group, else the pair itself."""
         return self.group or self.ref
 
-    def predicted(self, min_cosine: float) -> bool:
-        """Whether the funnel calls this pair a duplicate at this cosine threshold."""
+    def predicted(self, min_cosine: float, min_cosine_confirmed: float | None = None) -> bool:
+        """Whether the funnel calls this pair a duplicate at this cosine threshold, and
+        under it down to ``min_cosine_confirmed`` when the verifier confirmed the match."""
         if self.fixed is not None:
             return True
         if self.cosine is None or self.vetoed:
             return False
         # A sweep has no borderline band: one threshold for both bounds.
         band = cosine_band(
-            self.cosine, min_cosine_duplicate=min_cosine, min_cosine_borderline=min_cosine
+            self.cosine,
+            min_cosine_duplicate=min_cosine,
+            min_cosine_borderline=min_cosine,
+            min_cosine_confirmed=min_cosine_confirmed,
         )
-        return band is CosineBand.DUPLICATE
+        return band is CosineBand.DUPLICATE or (band is CosineBand.CONFIRMABLE and self.confirmed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +131,7 @@ def sample_from_entry(entry: dict[str, Any], duplicate: bool, source: str) -> Sa
     cosine = semantic.get("score")
     return Sample(
         vetoed=semantic.get("verdict") in VETOES,
+        confirmed=semantic.get("verdict") == "confirmed",
         ref=str(entry["check_id"]),
         tool=str(entry["tool"]),
         duplicate=duplicate,

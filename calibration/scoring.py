@@ -71,6 +71,7 @@ def score_pairs(
                     "pairs",
                     vetoed,
                     pair.group,
+                    bool(semantic) and semantic[0].verdict == "confirmed",
                 )
             )
     finally:

@@ -16,6 +16,8 @@ _THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
 _ASKS = (
     r"^(?:please|pls|kindly|could|can|would|will|do you|are you|is it)\b"
     r"|\b(?:please|could you|can you|would you|will you|let me know|send me|i need)\b"
+    r"|\b(?:are you able to|is (?:someone|somebody|anyone|anybody) able to"
+    r"|can (?:someone|somebody|anyone)|could (?:someone|somebody|anyone))\b"
     r"|\b(?:let's|let us|don't forget|do not forget|remember to|make sure)\b"
 )
 # A whole text that asks: any question counts, as well as the words of a request.
@@ -48,7 +50,10 @@ _PASSIVE_REPORT = re.compile(
     r"|[^,:]{0,40}:\s*)?"
     # "I was charged twice" is what happened to the writer, not a report of the act.
     r"(?!(?:i|we|you)\s)"
-    r"(?:(?!(?:" + _SUBORDINATE + r")\b)[\w'\u2019]+(?:[-./][\w'\u2019]+)*\s+){1,6}"
+    # Subject words may carry a price or a count: "Elif's $2,500 bonus was included".
+    r"(?:(?!(?:"
+    + _SUBORDINATE
+    + r")\b)[$\u00a3\u20ac#]?[\w'\u2019]+(?:[-./,][\w'\u2019]+)*\s+){1,6}"
     r"(?:was|were)\s+(?:already\s+|just\s+|also\s+|now\s+|successfully\s+)?"
     # Words in -ed that describe rather than report: "Laura was interested in the plan".
     r"(?!(?:interested|concerned|worried|pleased|surprised|excited|confused|disappointed"
@@ -67,11 +72,19 @@ _IMPERATIVE = re.compile(
     r"|release|remove|renew|reply|replace|request|reschedule|restart|restore|return|reverse"
     r"|revoke|roll|rotate|run|schedule|send|set|ship|sign|submit|switch|tell|test|transfer"
     r"|update|upgrade|upload|use|waive|invite|share|archive|block|unblock|freeze|unfreeze|lock"
-    r"|unlock|grant|print|collect|deliver|drop|hold|load|pick|reserve|resend|restock)"
+    r"|unlock|grant|print|collect|deliver|drop|hold|load|pick|reserve|resend|restock|leave"
+    r"|take|bring|mail|keep|give|kill|silence|pause|resume|promote|ack|acknowledge|reset"
+    r"|escalate|reopen|deploy|investigate|verify|review|install|apply|purge|scale|start|stop)"
     r"\s+(?:the|a|an|my|our|your|his|her|their|its|this|that|these|those|all|both|every|each"
     r"|it|them|him|me|us|one|two|three|[a-z]+'s)\b"
 )
-_SENTENCE = re.compile(r"[^.!?;]+[.!?;]*")
+# A full stop inside a number ("4.6.0", "$1.5") or after a title ("Mr. Okafor") ends no
+# sentence.
+_CLAUSE = re.compile(r"[,:]\s+|\s[-\u2013\u2014]\s")
+_SENTENCE = re.compile(
+    r"(?:[^.!?;]|(?<=\d)\.(?=\d)|(?<=\bmr)\.|(?<=\bmrs)\.|(?<=\bms)\.|(?<=\bdr)\.)+[.!?;]*",
+    re.IGNORECASE,
+)
 # A dash between spaces ends a clause as a full stop does: "Late penalty waived - Marcus was
 # out sick" tells what "Should the late penalty be waived? Marcus was out sick" asks.
 _DASH = re.compile(r"\s[-\u2013\u2014]\s")
@@ -80,6 +93,8 @@ _PRESENTING = re.compile(r"\bplease (?:find|see)\b")
 # it?") asks, where the same words without it tell or request.
 _QUERY = re.compile(
     r"^(?:(?:hi|hey|hello|so|and|but)\b[^a-z]*(?:[a-z]+\b[^a-z]*){0,3}"
+    # A name or a greeting first: "Halvard, did you book the van?", "Good morning, has …".
+    r"|(?:[a-z]+\s){0,2}[a-z]+,\s*"
     # After a heading ("Big news: is Leo moving …?") or a clause ("…, so should we …?").
     r"|[^?]{0,40}:\s*|[^?]{0,80},\s*(?:so|and|but)\s+)?"
     r"(?:is|are|was|were|did|does|has|have|had|should|shall)\b"
@@ -133,8 +148,12 @@ def _sentence_act(sentence: str) -> str:
     # that have been duplicated") is what the command is about.
     if _IMPERATIVE.search(lowered):
         return "command"
-    if _REPORT.search(lowered) or _PASSIVE_REPORT.search(lowered):
+    if _REPORT.search(lowered):
         return "report"
+    if _PASSIVE_REPORT.search(lowered):
+        # "The $49 charge was duplicated, refund it" tells why, then asks.
+        clauses = _CLAUSE.split(lowered)[1:]
+        return "command" if any(_IMPERATIVE.search(c) for c in clauses) else "report"
     return "statement"
 
 

@@ -45,6 +45,10 @@ _UNITS = {
 }  # fmt: skip
 # "twenty-first", "twenty first", "thirty-two": one number, written as digits before tokens.
 _COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[-\s]+({'|'.join(_UNITS)})\b", re.IGNORECASE)
+_WEEKDAYS = frozenset(
+    {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+)
+_EVERY = frozenset({"every", "each"})
 _DAY_WORDS = frozenset(
     {
         "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
@@ -243,6 +247,13 @@ _COMMAND_START = re.compile(
 _CLAUSE_END = re.compile(r"[,;]\s|[.!?](?:\s|$)|\n|`")
 
 
+# A command word used as a noun: "rm 1507" is a room, "sudo on bastion-02" and "ssh access"
+# are rights.
+_PROSE_AFTER = re.compile(
+    r"\s*(?:\d|(?:on|for|to|into|onto|access|keys?|rights|privileges|permissions?)\b)"
+)
+
+
 def _commands(text: str) -> list[str]:
     found = ["$" + " ".join(m.group(1).split()) for m in _BACKTICKS.finditer(text)]
     position = 0
@@ -250,8 +261,12 @@ def _commands(text: str) -> list[str]:
         limit = min(len(text), start.start() + 200)
         end = _CLAUSE_END.search(text, start.end(), limit)
         stop = limit if end is None else end.start()
-        found.append("$" + " ".join(text[start.start() : stop].split()))
         position = max(stop, start.end())
+        command = text[start.start() : stop]
+        if command[:1].islower() and _PROSE_AFTER.match(text, start.end()):
+            position = start.end()
+            continue
+        found.append("$" + " ".join(command.split()))
     return found
 
 
@@ -273,6 +288,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
         previous = matches[i - 1] if i else None
         after = previous is not None and _is_number(previous) and _adjacent(text, previous, m)
         after_stamp = after and previous is not None and bool(previous.group("stamp"))
+        previous_word = "" if previous is None else (previous.group("word") or "").lower()
         if m.group("stamp"):
             tokens.append(_stamp(m.group("stamp")))
         elif m.group("num"):
@@ -285,7 +301,12 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 tokens.append(_NUMBER_WORDS[word])
             elif word in _ORDINAL_WORDS:
                 tokens.extend((_ORDINAL_WORDS[word], "ord"))
+            elif word in _WEEKDAYS and previous_word in _EVERY:
+                # "every Wednesday" is "on Wednesdays", and neither is "on Wednesday".
+                tokens.append(word + "s")
             elif word in _DAY_WORDS:
+                tokens.append(word)
+            elif word[-1:] == "s" and word[:-1] in _WEEKDAYS:
                 tokens.append(word)
             elif word in _CURRENCY:
                 units.append(_CURRENCY[word])
@@ -361,6 +382,16 @@ def _measures(text: str, matches: list[re.Match[str]], i: int) -> bool:
         if not (_adjacent(text, number, filler) and _adjacent(text, filler, unit)):
             return False
     elif number is None or text[number.end() : unit.start()].strip() not in ("", "-"):
+        return False
+    following = matches[i + 1] if i + 1 < len(matches) else None
+    word = unit.group("word") or ""
+    if (
+        word[:1].isupper()
+        and following is not None
+        and _is_number(following)
+        and _adjacent(text, unit, following)
+    ):
+        # "March 28 Year 8 trip": a capitalised unit before its own number is a label.
         return False
     return not number.group("stamp") and _is_number(number)
 

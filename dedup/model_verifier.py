@@ -30,7 +30,7 @@ class ModelVerifier:
         rules: Verifier,
         scorer: PairScorer,
         *,
-        min_logit_same: float = -3.0,
+        min_logit_same: float = -2.5,
         min_logit_confirm: float | None = None,
     ) -> None:
         for name, value in (

@@ -41,21 +41,29 @@ class CompareMode(StrEnum):
 
 
 class CosineBand(StrEnum):
-    """Where a cosine falls against a policy's two thresholds."""
+    """Where a cosine falls against a policy's thresholds."""
 
     DUPLICATE = "duplicate"
     BORDERLINE = "borderline"
+    # Under the borderline band: a duplicate only when the verifier confirms it.
+    CONFIRMABLE = "confirmable"
     BELOW = "below"
 
 
 def cosine_band(
-    cosine: float, *, min_cosine_duplicate: float, min_cosine_borderline: float
+    cosine: float,
+    *,
+    min_cosine_duplicate: float,
+    min_cosine_borderline: float,
+    min_cosine_confirmed: float | None = None,
 ) -> CosineBand:
     """Classify a cosine: the one rule the funnel and calibration share."""
     if cosine >= min_cosine_duplicate:
         return CosineBand.DUPLICATE
     if cosine >= min_cosine_borderline:
         return CosineBand.BORDERLINE
+    if min_cosine_confirmed is not None and cosine >= min_cosine_confirmed:
+        return CosineBand.CONFIRMABLE
     return CosineBand.BELOW
 
 
@@ -90,6 +98,12 @@ class ToolPolicy:
     max_fuzzy_edits: int = 10
     min_cosine_duplicate: float = 0.90
     min_cosine_borderline: float = 0.85
+    # Under the borderline band and down to here, a match is a duplicate only when the
+    # verifier confirms it (the rules see only rewordings, or the pair model reads the same
+    # request at ``min_logit_confirm``) and no negation came or went. At or above
+    # ``min_cosine_borderline`` the band is empty, as by default (1.0): the pair model
+    # confirms reworded reversals too readily for it to be on by default.
+    min_cosine_confirmed: float = 1.0
     window_seconds: float = 86_400.0
     lease_seconds: float = 300.0
     borderline_action: BorderlineAction = BorderlineAction.DUPLICATE
@@ -108,6 +122,7 @@ class ToolPolicy:
         _check_range("min_cosine_borderline", self.min_cosine_borderline, -1.0, 1.0)
         if self.min_cosine_borderline > self.min_cosine_duplicate:
             raise InvalidInput("min_cosine_borderline must not exceed min_cosine_duplicate")
+        _check_range("min_cosine_confirmed", self.min_cosine_confirmed, -1.0, 1.0)
         _check_range("window_seconds", self.window_seconds, 1e-3, 10 * 365 * 86_400.0)
         _check_range("lease_seconds", self.lease_seconds, 1e-3, 7 * 86_400.0)
         _check_range("max_candidates", self.max_candidates, 1, 100_000)
@@ -131,6 +146,7 @@ class ToolPolicy:
             cosine,
             min_cosine_duplicate=self.min_cosine_duplicate,
             min_cosine_borderline=self.min_cosine_borderline,
+            min_cosine_confirmed=self.min_cosine_confirmed,
         )
 
     def matches_at(self, cosine: float) -> bool:

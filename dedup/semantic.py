@@ -8,11 +8,12 @@ from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.funnel import Proposal, StageResult, leaf_texts, top_scored
 from tooldedup.dedup.policy import CompareMode, CosineBand
 from tooldedup.dedup.protocols import CachingEmbedder, VectorIndex, Vectors
-from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
+from tooldedup.dedup.records import CallRecord, Match, SemanticLeaf, Stage, StageReport
 from tooldedup.dedup.verifier import (
     Verdict,
     VerdictKind,
     Verifier,
+    negation_changed,
     verified_candidates,
     verify_leaves,
 )
@@ -81,8 +82,9 @@ class SemanticStage:
         """The best candidate the verifier does not rule out, answered by its band.
 
         A verdict of ``different`` drops a candidate; ``unsure`` holds a match for a judge;
-        ``confirmed`` settles a borderline match as a duplicate. The whole-call mode stands
-        for a semantic cache, which has no verifier.
+        ``confirmed`` settles a borderline match as a duplicate, and is the only verdict that
+        makes a match under the borderline band (``min_cosine_confirmed``) one. The whole-call
+        mode stands for a semantic cache, which has no verifier.
         """
         policy = proposal.policy
         leaves = proposal.canonical.semantic_leaves
@@ -98,6 +100,11 @@ class SemanticStage:
             if verdict.kind is VerdictKind.DIFFERENT:
                 if ruled_out is None:
                     ruled_out = (record.call_id, verdict.reason or "")
+                continue
+            if band is CosineBand.CONFIRMABLE and (
+                verdict.kind is not VerdictKind.CONFIRMED
+                or _negation_changed(leaves, record.semantic_leaves)
+            ):
                 continue
             hold = verdict.reason if verdict.kind is VerdictKind.UNSURE else None
             confirmed = verdict.kind is VerdictKind.CONFIRMED
@@ -163,11 +170,23 @@ class SemanticStage:
             self._index.add(group_key(proposal, leaf.path), vector_key(record), vector)
 
 
+def _negation_changed(mine: Sequence[SemanticLeaf], theirs: Sequence[SemanticLeaf]) -> bool:
+    stored = {leaf.path: leaf.text for leaf in theirs}
+    return any(
+        negation_changed(stored[leaf.path], leaf.text) for leaf in mine if leaf.path in stored
+    )
+
+
 def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) -> str | None:
     if verdict.kind is VerdictKind.UNSURE:
         return f"held for a verifier: {verdict.reason}"
     if band is CosineBand.BORDERLINE and verdict.kind is VerdictKind.CONFIRMED:
         return f"borderline, confirmed by the verifier: {verdict.reason}"
+    if band is CosineBand.CONFIRMABLE:
+        return (
+            f"under min_cosine_borderline {min_cosine_borderline}, confirmed by the verifier:"
+            f" {verdict.reason}"
+        )
     if band is CosineBand.BORDERLINE:
         return f"borderline: at or above min_cosine_borderline {min_cosine_borderline}"
     if verdict.kind is VerdictKind.CONFIRMED:

@@ -56,6 +56,7 @@ __all__ = [
     "Verdict",
     "VerdictKind",
     "Verifier",
+    "negation_changed",
     "verified_candidates",
     "verify_leaves",
 ]
@@ -587,6 +588,17 @@ def _swaps(old: list[str], new: list[str]) -> list[tuple[str, str]] | None:
             continue
         swaps.append((before, after))
     return swaps if len(swaps) <= 2 else None
+
+
+def negation_changed(stored: str, proposed: str) -> bool:
+    """Whether one text says "not" (or a word that carries one) where the other does not.
+
+    Under the borderline band a confirmation needs more than the pair model's word: it reads
+    a text reworded around a new "not" as the same request ("I can attend the review on the
+    14th, please keep my seat" / "I won't be able to attend the review on the 14th, so please
+    release my seat": logit 5.7), so such a match is never confirmed there.
+    """
+    return _negation(words(stored), words(proposed)) is not None
 
 
 def verify_leaves(

@@ -67,11 +67,11 @@ class ServiceSettings:
     embed_threads: int = 2
     # The pair model (a cross-encoder) reads each fuzzy or semantic match the rules let
     # through: under ``min_logit_same`` it rules the match out, at ``min_logit_confirm`` it
-    # confirms it. ``pair_model_path``: a folder from ``calibration.train_pair_model``
-    # instead of the shipped one.
+    # confirms it (which a match under the borderline band needs). ``pair_model_path``: a
+    # folder from ``calibration.train_pair_model`` instead of the shipped one.
     pair_model: bool = True
     pair_model_path: Path | None = None
-    min_logit_same: float = -3.0
+    min_logit_same: float = -2.5
     # None: the pair model never confirms, and a judge decides every open borderline match.
     min_logit_confirm: float | None = None
     # Where an ONNX export of ``model_path`` is kept (only used for exports).

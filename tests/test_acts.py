@@ -30,6 +30,24 @@ def _changed(a: str, b: str) -> str | None:
             "Wound dressing on left heel to be changed at 10:30. Next change due Thursday.",
         ),
         ("Collection booked with Kestrel Freight", "Collection to be booked with Kestrel Freight"),
+        # 0.10: a name or a greeting before the question, a price in the passive's subject,
+        # and verbs of action added to the bare command.
+        (
+            "Halvard, please book a box van for Thursday to take the monitors to Stafford.",
+            "Halvard, did you book a box van for Thursday to take the monitors to Stafford?",
+        ),
+        (
+            "Good morning, please mark Ethan in Class 3C as absent today.",
+            "Good morning, has Ethan in Class 3C been marked as absent today?",
+        ),
+        (
+            "Please include Elif Kaya's $2,500 referral bonus in the April 30 payroll run.",
+            "Elif Kaya's $2,500 referral bonus was included in the April 30 payroll run.",
+        ),
+        (
+            "Leave the bag with the concierge at the front desk.",
+            "The bag was left with the concierge at the front desk.",
+        ),
     ],
 )
 def test_a_request_against_its_report_or_question(first: str, second: str) -> None:
@@ -89,6 +107,47 @@ def test_a_request_against_its_report_or_question(first: str, second: str) -> No
             "Felix asked for SSO to be enabled before the rollout",
         ),
         ("Invoice 42 is to be paid by Friday", "Invoice 42 has to be paid by Friday"),
+        # A person's own act in the simple past is no report that a thing was done.
+        (
+            "Please reassign Chidi's Q3 review to Helen Marsh, since Chidi moved to Helen's team.",
+            "Chidi Okafor moved to Helen's team, so please reassign his Q3 review to Helen Marsh.",
+        ),
+        (
+            "Please reverse the last of the three Cityline Taxis charges on my card from Oct 30.",
+            "Of the three charges Cityline Taxis put on my card on Oct 30, reverse the last.",
+        ),
+        # What happened, then what to do about it; a request put as whether one is able to;
+        # a checklist's note, which tells what to do as often as what was done.
+        (
+            "Customer's $49 charge was duplicated, refund it.",
+            "Refund the customer's $49 charge, which was duplicated.",
+        ),
+        (
+            "Jan's £1,200 expense claim was rejected by mistake, approve it.",
+            "Approve Jan's £1,200 expense claim, it was rejected by mistake.",
+        ),
+        (
+            "Ravi, are you able to approve the PTO request for Mina?",
+            "Ravi, approve the PTO request for Mina.",
+        ),
+        (
+            "Ops, is someone able to restart the queue worker on prod?",
+            "Ops, someone please restart the queue worker on prod.",
+        ),
+        ("Forms signed by Friday.", "Sign the forms by Friday."),
+        # A full stop in a version number or after a title ends no sentence.
+        (
+            "For the 4.6.0 release, please draft the release notes by June 14.",
+            "Please have the 4.6.0 release notes drafted by June 14.",
+        ),
+        (
+            "Hi Mr. Okafor, please add Mia to the Saturday class and send me the invoice.",
+            "Mr. Okafor, could you add Mia to the Saturday class and send me the invoice?",
+        ),
+        (
+            "Payment terms changed to net 45 for Tessaro",
+            "We changed payment terms to net 45 for Tessaro",
+        ),
     ],
 )
 def test_the_same_request_worded_otherwise(first: str, second: str) -> None:

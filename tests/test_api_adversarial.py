@@ -246,20 +246,47 @@ def test_the_per_check_budget(client: TestClient) -> None:
 
 
 @pytest.mark.parametrize(
-    ("first", "second"),
+    ("first", "second", "decision"),
     [
         (
             "Please run `kubectl delete namespace staging` now on the cluster",
             "Please run `kubectl delete namespace production` now on the cluster",
+            "proceed",
         ),
-        ("Please send 2,5 kg of flour to the bakery", "Please send 5,2 kg of flour to the bakery"),
+        (
+            "Please send 2,5 kg of flour to the bakery",
+            "Please send 5,2 kg of flour to the bakery",
+            "proceed",
+        ),
+        (
+            "Clean the build box: please run rm -rf /srv/build/cache tonight",
+            "Clean the build box: please run rm -rf /srv/build tonight",
+            "proceed",
+        ),
+        (
+            "Mow the front lawns on Tuesdays this month",
+            "Mow the front lawns on Thursdays this month",
+            "proceed",
+        ),
+        # A command word that is a noun or a short form here, and a weekday in the plural.
+        (
+            "Harbourview Hotel, rm 1507. Leave the bag with the concierge by 12:30 PM.",
+            "Harbourview Hotel, rm 1507: please leave the bag with the concierge by 12:30 PM.",
+            "duplicate",
+        ),
+        (
+            "Mow the front lawns on Tuesdays this month",
+            "Mow the front lawns every Tuesday this month",
+            "duplicate",
+        ),
     ],
 )
-def test_commands_and_decimal_commas_inside_prose(
-    client: TestClient, first: str, second: str
+def test_commands_decimal_commas_and_days_inside_prose(
+    client: TestClient, first: str, second: str, decision: str
 ) -> None:
     _done(client, "post", {"channel": "#ops", "body": first})
-    assert _call(client, "post", {"channel": "#ops", "body": second})["decision"] == "proceed"
+    answer = _call(client, "post", {"channel": "#ops", "body": second})
+    assert answer["decision"] == decision, answer["explain"]
 
 
 @pytest.mark.parametrize(

@@ -86,6 +86,21 @@ def test_tokens(text: str, tokens: tuple[str, ...]) -> None:
         ("Remind me in 2 hours and 30 minutes", "Remind me in 30 hrs and 2 mins"),
         ("Scale the deployment 3x", "Scale the deployment to 3 replicas"),
         ("on Sat at 9", "on Sun at 9"),
+        # A command word inside a sentence.
+        ("please sudo systemctl restart nginx", "please sudo systemctl restart apache2"),
+        ("clean up with rm -rf /tmp/build today", "clean up with rm -rf /tmp/cache today"),
+        ("then git push --force to main", "then git push to main"),
+        ("ssh into db-2 with ssh -i ~/.ssh/ops", "ssh into db-2 with ssh -i ~/.ssh/dev"),
+        ("mow the lawn on Tuesdays", "mow the lawn on Thursdays"),
+        # Every such day is not the next one, and a day said twice is said twice.
+        ("cancel the yoga class on Tuesdays", "cancel the yoga class on Tuesday"),
+        (
+            "Cover Monday and Tuesday for Ana, and Monday for Ben",
+            "Cover Monday and Tuesday for Ana, and Tuesday for Ben",
+        ),
+        ("Plan for Northwind: 1 Year, 10 Seats", "Plan for Northwind: 1 Month, 10 Seats"),
+        ("please sudo poweroff the spare node", "please sudo reboot the spare node"),
+        ("please git stash the changes", "please git stash pop the changes"),
     ],
 )
 def test_changed_values_are_told_apart(a: str, b: str) -> None:
@@ -121,6 +136,16 @@ def test_changed_values_are_told_apart(a: str, b: str) -> None:
         ("Register Ana for the SAT", "Register Ana for the test"),
         ("Bring 2 Sun hats", "Bring 2 sun hats"),
         ("SPF 50 sun cream", "SPF 50 sunscreen"),
+        # A weekday in the plural is every such day.
+        ("mow the lawns on Tuesdays", "mow the lawns every Tuesday"),
+        # A command word used as a noun, or as a short form, is prose.
+        ("Harbourview Hotel, rm 1507", "Harbourview Hotel, room 1507"),
+        (
+            "Requesting sudo on bastion-02 for Yusuf for 4 hours",
+            "Yusuf needs 4 hours of sudo on bastion-02",
+        ),
+        # A capitalised unit before its own number is a label.
+        ("the March 28 Year 8 museum trip", "the Year 8 museum trip on March 28"),
         ("Diaz's two second-half goals", "two goals from Diaz in the second half"),
     ],
 )

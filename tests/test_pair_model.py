@@ -252,7 +252,7 @@ def test_bad_pair_model_flags_refuse_to_start(
 # Held-out hand-written pairs that the rules let through and the pair model reads apart.
 # Things swapped for others in requests the rules let through. (0.8's model also ruled out
 # "the e-ticket" / "the invoice" and "aisle seat" / "exit-row seat"; 0.9's reads -2.8 and
-# +2.0 there, above the default bar: see the README.)
+# +2.0 there, the first under 0.10's bar of -2.5: see the README.)
 _READ_APART = [
     (
         "Hi team, the quarterly offsite is at the lake house; please bring hiking boots and a"
@@ -386,6 +386,15 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
             "Wound dressing on left heel changed at 10:30. Next change due Thursday.",
             "Wound dressing on left heel to be changed at 10:30. Next change due Thursday.",
         ),
+        # 0.10: a question after a name, a price in the passive's subject.
+        (
+            "Halvard, please book a box van for Thursday to take the monitors to Stafford.",
+            "Halvard, did you book a box van for Thursday to take the monitors to Stafford?",
+        ),
+        (
+            "Please include Elif Kaya's $2,500 referral bonus in the April 30 payroll run.",
+            "Elif Kaya's $2,500 referral bonus was included in the April 30 payroll run.",
+        ),
     ],
 )
 def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
@@ -403,3 +412,94 @@ def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
     verdicts = {stage.get("verdict") for stage in stages}
     compared = any(stage["stage"] == "semantic" for stage in stages)
     assert verdicts & {"different", "unsure"} or not compared, answer["explain"]
+
+
+# A paraphrase under the borderline band (cosine 0.81) that the pair model confirms (5.3).
+_LOW_COSINE_PARAPHRASE = (
+    "The spring launch moves from March 3 to March 10 because the landing page is not ready yet.",
+    "Spring campaign launch: now March 10 instead of March 3, since the landing page still needs"
+    " work.",
+)
+
+
+def test_through_http_a_confirmed_match_under_the_borderline_band_is_a_duplicate(
+    tmp_path: Path, embedder: Embedder, pair_scorer: PairScorer
+) -> None:
+    stored, proposed = _LOW_COSINE_PARAPHRASE
+    cases = [
+        # (pair model, min_logit_confirm, tool's min_cosine_confirmed, decision)
+        (True, 3.0, 0.75, "duplicate"),
+        # The defaults: no confirmed band, and the pair model confirms nothing.
+        (True, None, None, "proceed"),
+        (True, 3.0, None, "proceed"),
+        (True, None, 0.75, "proceed"),
+        (False, 3.0, 0.75, "proceed"),
+    ]
+    for i, (pair_model, confirm, floor, decision) in enumerate(cases):
+        settings = Settings(
+            db_path=tmp_path / f"{i}.db", pair_model=pair_model, min_logit_confirm=confirm
+        )
+        app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+        with TestClient(app) as client:
+            if floor is not None:
+                put = client.put("/v1/tools/post/policy", json={"min_cosine_confirmed": floor})
+                assert put.status_code == 200, put.text
+            answer = _answer(client, stored, proposed)
+        assert answer["decision"] == decision, (i, answer["explain"])
+        semantic = next(s for s in answer["explain"]["stages"] if s["stage"] == "semantic")
+        assert 0.75 <= semantic["score"] < 0.85
+        if decision == "duplicate":
+            assert "under min_cosine_borderline" in semantic["detail"], semantic
+
+
+# Flips under the borderline band that the rules let through and the pair model reads as the
+# same request (logits 5.7 and 4.8): a negation came, so no confirmation makes them one.
+_NEGATED_UNDER_THE_BAND = [
+    (
+        "We will be able to deliver the sofa to your flat on Thursday morning.",
+        "Sadly the sofa won't reach your flat on Thursday morning.",
+    ),
+    (
+        "I can make the quarterly review on the 14th, so please hold my seat at the table.",
+        "Unfortunately I won't manage to attend the quarterly review on the 14th; give my seat to"
+        " someone else.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("stored", "proposed"), _NEGATED_UNDER_THE_BAND)
+def test_through_http_a_negation_under_the_borderline_band_is_never_confirmed(
+    tmp_path: Path,
+    embedder: Embedder,
+    pair_scorer: PairScorer,
+    scorer: OnnxPairScorer,
+    stored: str,
+    proposed: str,
+) -> None:
+    logit = scorer.score(stored, proposed)
+    assert logit is not None
+    assert logit >= 3.0  # the model alone would confirm them at min_logit_confirm 3
+    assert RuleVerifier().compare(stored, proposed).kind is VerdictKind.NO_OBJECTION
+    settings = Settings(db_path=tmp_path / "t.db", min_logit_confirm=3.0)
+    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+    with TestClient(app) as client:
+        put = client.put("/v1/tools/post/policy", json={"min_cosine_confirmed": 0.75})
+        assert put.status_code == 200, put.text
+        answer = _answer(client, stored, proposed)
+    assert answer["decision"] == "proceed", answer["explain"]
+    semantic = next(s for s in answer["explain"]["stages"] if s["stage"] == "semantic")
+    assert 0.75 <= semantic["score"] < 0.85
+
+
+@pytest.mark.parametrize("floor", [1.5, -2, "high", None, True])
+def test_through_http_a_confirmed_floor_out_of_range_is_a_422(
+    client: TestClient, floor: object
+) -> None:
+    response = client.put("/v1/tools/post/policy", json={"min_cosine_confirmed": floor})
+    if floor is None:
+        # Left out: the default.
+        assert response.status_code == 200, response.text
+        assert response.json()["policy"]["min_cosine_confirmed"] == 1.0
+    else:
+        assert response.status_code == 422, response.text
+        assert "error" in response.json()

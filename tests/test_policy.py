@@ -134,6 +134,25 @@ def test_one_rule_classifies_a_cosine(
     assert proceed.matches_at(cosine) is matches_if_proceed_action
 
 
+@pytest.mark.parametrize(
+    ("cosine", "band"),
+    [
+        (0.90, CosineBand.DUPLICATE),
+        (0.85, CosineBand.BORDERLINE),
+        (0.8499, CosineBand.CONFIRMABLE),
+        (0.75, CosineBand.CONFIRMABLE),
+        (0.7499, CosineBand.BELOW),
+    ],
+)
+def test_a_confirmed_floor_under_the_borderline_band(cosine: float, band: CosineBand) -> None:
+    policy = ToolPolicy(min_cosine_confirmed=0.75)
+    assert policy.band(cosine) is band
+    # Unconfirmed, nothing under the borderline band matches.
+    assert policy.matches_at(cosine) is (band in (CosineBand.DUPLICATE, CosineBand.BORDERLINE))
+    # At or above the borderline floor, the band is empty.
+    assert ToolPolicy(min_cosine_confirmed=0.9).band(0.8) is CosineBand.BELOW
+
+
 def test_zero_is_a_real_threshold() -> None:
     policy = ToolPolicy(min_cosine_duplicate=0.0, min_cosine_borderline=0.0)
     assert policy.band(0.0) is CosineBand.DUPLICATE

@@ -140,6 +140,8 @@ def test_feedback_to_calibrated_policy(tmp_path: Path, model_cache: Path) -> Non
     assert "data:image/png;base64," in report.read_text()
     defaults, tools = load_policy_file(policy)
     assert defaults.borderline_action.value == "proceed"
+    # Nothing under the written band is confirmed into a match: the guarantee holds.
+    assert defaults.min_cosine_confirmed == defaults.min_cosine_borderline
     policies = PolicySet.build(defaults, tools)
 
     entries = [json.loads(line) for line in log.read_text().splitlines()]

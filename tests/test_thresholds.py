@@ -6,9 +6,11 @@ import random
 
 import pytest
 
+from tooldedup.calibration.command import would_match
 from tooldedup.calibration.intervals import clopper_pearson_lower, wilson_lower
 from tooldedup.calibration.samples import Sample
 from tooldedup.calibration.thresholds import SEMANTIC_OFF, choose_thresholds, evaluate, sweep
+from tooldedup.dedup.policy import ToolPolicy
 
 
 def _samples(dups: list[float], distinct: list[float]) -> list[Sample]:
@@ -103,6 +105,28 @@ def test_sweep_matches_direct_evaluation(bound: object) -> None:
 )
 def test_prediction_boundaries(cosine: float | None, threshold: float, predicted: bool) -> None:
     assert Sample("s", "t", True, None, cosine).predicted(threshold) is predicted
+
+
+@pytest.mark.parametrize(
+    ("cosine", "confirmed", "floor", "predicted"),
+    [
+        (0.80, True, 0.75, True),
+        (0.80, False, 0.75, False),
+        (0.74, True, 0.75, False),
+        # No band: a confirmation under the threshold changes nothing.
+        (0.80, True, None, False),
+        (0.91, False, 0.75, True),
+    ],
+)
+def test_a_confirmed_match_under_the_threshold(
+    cosine: float, confirmed: bool, floor: float | None, predicted: bool
+) -> None:
+    sample = Sample("s", "t", True, None, cosine, confirmed=confirmed)
+    assert sample.predicted(0.9, floor) is predicted
+    policy = ToolPolicy(
+        min_cosine_duplicate=0.9, min_cosine_borderline=0.9, min_cosine_confirmed=floor or 1.0
+    )
+    assert would_match(sample, policy) is predicted
 
 
 def test_written_threshold_predicts_what_was_evaluated() -> None:

@@ -108,8 +108,10 @@ _MAX_ALIGNED_WORDS = 150
 # Content-word overlap above which a change of act is a flip, not a rewording.
 _MIN_ACT_OVERLAP = 0.2
 # Words between a negation and what it negates: "do not ever delete" still negates "delete",
-# and "don't go ahead and approve" negates "approve".
-_ADVERBS = frozenset("ever again always really even once any more longer further go ahead".split())
+# "don't go ahead and approve" negates "approve", and "won't be able to attend" "attend".
+_ADVERBS = frozenset(
+    "ever again always really even once any more longer further go ahead able".split()
+)
 _NOT_CONTENT = STOP | NEGATIONS
 _SKIPPED = _NOT_CONTENT | _ADVERBS
 # Words after a negation it may govern, adverbs among them.

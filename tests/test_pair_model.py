@@ -386,7 +386,13 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
             "Wound dressing on left heel changed at 10:30. Next change due Thursday.",
             "Wound dressing on left heel to be changed at 10:30. Next change due Thursday.",
         ),
-        # 0.10: a question after a name, a price in the passive's subject.
+        # 0.10: a question after a name, a price in the passive's subject, a negation over
+        # "be able to" (the pair model reads this one at 5.7, the same request).
+        (
+            "I can attend the quarterly review on the 14th, please keep my seat.",
+            "I won't be able to attend the quarterly review on the 14th, so please release my"
+            " seat.",
+        ),
         (
             "Halvard, please book a box van for Thursday to take the monitors to Stafford.",
             "Halvard, did you book a box van for Thursday to take the monitors to Stafford?",

@@ -346,6 +346,14 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "negation was added",
         ),
+        # "won't be able to attend" refuses "attend" (0.10).
+        (
+            "I can attend the quarterly review on the 14th, please keep my seat.",
+            "I won't be able to attend the quarterly review on the 14th, so please release my"
+            " seat.",
+            "different",
+            "negation was added",
+        ),
         # A value given by a verb is bound to its name too, whatever comes before it.
         (
             "Ana scored 4 and Ben scored 2",

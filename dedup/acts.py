@@ -80,7 +80,6 @@ _IMPERATIVE = re.compile(
 )
 # A full stop inside a number ("4.6.0", "$1.5") or after a title ("Mr. Okafor") ends no
 # sentence.
-_CLAUSE = re.compile(r"[,:]\s+|\s[-\u2013\u2014]\s")
 _SENTENCE = re.compile(
     r"(?:[^.!?;]|(?<=\d)\.(?=\d)|(?<=\bmr)\.|(?<=\bmrs)\.|(?<=\bms)\.|(?<=\bdr)\.)+[.!?;]*",
     re.IGNORECASE,
@@ -88,6 +87,8 @@ _SENTENCE = re.compile(
 # A dash between spaces ends a clause as a full stop does: "Late penalty waived - Marcus was
 # out sick" tells what "Should the late penalty be waived? Marcus was out sick" asks.
 _DASH = re.compile(r"\s[-\u2013\u2014]\s")
+# A sentence's clauses: after a comma or a colon, or at a dash.
+_CLAUSE = re.compile(r"[,:]\s+|" + _DASH.pattern)
 _PRESENTING = re.compile(r"\bplease (?:find|see)\b")
 # A yes/no question about a fact ("Did you file it?", "Is the store closed?", "Should I book
 # it?") asks, where the same words without it tell or request.

@@ -49,9 +49,8 @@ _WEEKDAYS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 )
 _EVERY = frozenset({"every", "each"})
-_DAY_WORDS = frozenset(
+_DAY_WORDS = _WEEKDAYS | frozenset(
     {
-        "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
         "today", "tomorrow", "yesterday", "tonight", "noon", "midnight",
         "january", "february", "march", "april", "june", "july", "august",
         "september", "october", "november", "december",

@@ -596,9 +596,9 @@ def negation_changed(stored: str, proposed: str) -> bool:
     """Whether one text says "not" (or a word that carries one) where the other does not.
 
     Under the borderline band a confirmation needs more than the pair model's word: it reads
-    a text reworded around a new "not" as the same request ("I can attend the review on the
-    14th, please keep my seat" / "I won't be able to attend the review on the 14th, so please
-    release my seat": logit 5.7), so such a match is never confirmed there.
+    a text reworded around a new "not" as the same request ("We will be able to deliver the
+    sofa to your flat on Thursday morning" / "Sadly the sofa won't reach your flat on Thursday
+    morning": logit 5.7, and no rule objects), so such a match is never confirmed there.
     """
     return _negation(words(stored), words(proposed)) is not None
 

@@ -60,6 +60,13 @@ _ABSORBED = tuple(
         (r"can not", "unable to"),
         (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
         (r"whether or not", "whether"),
+        # A bound, not a refusal: "in by Friday" is "in no later than Friday".
+        (r"(?:no|not) later than", "by"),
+        (r"(?:no|not) earlier than", "from"),
+        (r"(?:no|not) more than", "at most"),
+        (r"(?:no|not) (?:less|fewer) than", "at least"),
+        # One phrase, where "in" and "out" are no opposites ("check in", "check out").
+        (r"fill(s|ed|ing)? out", r"fill\1 in"),
         # Verbs and phrases that refuse as "not" does: "avoid overwriting" is "do not
         # overwrite", "no need to pick me up" is "do not pick me up".
         (r"(?:there is |there's )?no need to", "not"),
@@ -90,7 +97,7 @@ NEGATIVE_WORDS = {
     "unknown": "known", "unsuccessful": "successful", "fail": "", "fails": "", "failed": "",
     "cannot": "", "unnecessary": "necessary", "unneeded": "needed", "wrong": "right",
     "forbidden": "", "prohibited": "", "blocked": "", "failing": "", "refuse": "",
-    "refuses": "", "refused": "",
+    "refuses": "", "refused": "", "unwilling": "willing", "nondeterministic": "deterministic",
 }  # fmt: skip
 # Pairs that reverse an act or a direction; words compare by a crude stem.
 _ANTONYMS = (

@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from tooldedup.dedup.critical import slot_values
-from tooldedup.dedup.lexicon import DIRECTION, FIRST_PERSON, JOINERS, SECOND_PERSON, STOP, stem
+from tooldedup.dedup.lexicon import (
+    ANTONYM_STEMS,
+    DIRECTION,
+    FIRST_PERSON,
+    JOINERS,
+    SECOND_PERSON,
+    STOP,
+    stem,
+)
 
 __all__ = [
     "Replacements",
@@ -20,6 +28,7 @@ __all__ = [
     "direction_flipped",
     "item_added",
     "mutual_swap",
+    "opposite_in_place",
     "person_swapped",
     "persons_changed",
     "replacements",
@@ -37,6 +46,17 @@ _FILLERS = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"
 _OPPOSITE_DIRECTIONS = frozenset(
     {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}
     | {("by", "to"), ("to", "by")}
+)
+# Opposites that only word-for-word tell apart, because both often stand elsewhere in one
+# text: "Turn off the flag until Legal signs off on it" / "Turn on the flag until …",
+# "Lena on call until Friday" / "… from Friday", "in by Friday" / "in after Friday",
+# "move-out" / "move-in".
+_IN_PLACE = frozenset(
+    {(a, b) for a, b in ANTONYM_STEMS}
+    | {(b, a) for a, b in ANTONYM_STEMS}
+    | {("until", "from"), ("from", "until"), ("until", "after"), ("after", "until")}
+    | {("by", "from"), ("from", "by"), ("by", "after"), ("after", "by")}
+    | {("in", "out"), ("out", "in")}
 )
 
 
@@ -168,6 +188,16 @@ def direction_flipped(replaced: Replacements) -> str | None:
     for before, after in replaced.singles:
         if (before, after) in _OPPOSITE_DIRECTIONS:
             return f"the direction was reversed: {before} → {after}"
+    return None
+
+
+def opposite_in_place(replaced: Replacements) -> str | None:
+    """A word of an opposite pair replaced by the other where everything around it stays
+    (the caller makes sure no negation came or went: "Don't leave the heater on" and "Turn
+    the heater off" reverse twice)."""
+    for before, after in replaced.singles:
+        if (stem(before), stem(after)) in _IN_PLACE:
+            return f"reversed in place: {before} → {after}"
     return None
 
 

@@ -43,12 +43,14 @@ from tooldedup.dedup.moves import (
     direction_flipped,
     item_added,
     mutual_swap,
+    opposite_in_place,
     person_swapped,
     persons_changed,
     replacements,
     traded,
     values_moved,
 )
+from tooldedup.dedup.phrases import excused, phrase_swap
 from tooldedup.dedup.records import SemanticLeaf
 
 __all__ = [
@@ -339,11 +341,17 @@ class RuleVerifier:
         word_cosine: Callable[[str, str], float] | None = None,
         *,
         min_synonym_cosine: float = 0.86,
+        min_phrase_cosine: float = 0.45,
     ) -> None:
-        if not -1.0 <= min_synonym_cosine <= 1.0:
-            raise ValueError("min_synonym_cosine must be a cosine in [-1, 1]")
+        for name, value in (
+            ("min_synonym_cosine", min_synonym_cosine),
+            ("min_phrase_cosine", min_phrase_cosine),
+        ):
+            if not -1.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be a cosine in [-1, 1]")
         self._word_cosine = word_cosine
         self._min_synonym_cosine = min_synonym_cosine
+        self._min_phrase_cosine = min_phrase_cosine
 
     def compare(self, stored: str, proposed: str) -> Verdict:
         """Name the change from ``stored`` to ``proposed`` that flips the act, if any."""
@@ -375,7 +383,7 @@ class RuleVerifier:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         swaps = _swaps(old, new)
         if swaps is None:
-            return Verdict(VerdictKind.NO_OBJECTION)
+            return self._judge_phrase(old, new)
         context = len([w for w in old if w not in STOP])
         typos_only = len(old) == len(new) and all(
             a == b or _typo(a, b) for a, b in zip(old, new, strict=True)
@@ -390,7 +398,25 @@ class RuleVerifier:
             trade = mutual_swap(replaced)
         if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
             return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
-        return direction_flipped(replaced) or person_swapped(replaced)
+        flipped = direction_flipped(replaced) or person_swapped(replaced)
+        if flipped is None and _negation(pair.old, pair.new) is None:
+            return opposite_in_place(replaced)
+        return flipped
+
+    def _judge_phrase(self, old: list[str], new: list[str]) -> Verdict:
+        """One phrase put for another in a text otherwise kept ("forklift 2" / "reach truck
+        2"): unrelated phrases are held as unrelated words are, unless the pair is a short
+        form, a negation or a phrasal verb (see ``phrases``)."""
+        phrase = phrase_swap(old, new)
+        if phrase is None or excused(phrase):
+            return Verdict(VerdictKind.NO_OBJECTION)
+        if len([w for w in old if w not in STOP]) < _MIN_SWAP_CONTEXT:
+            return Verdict(VerdictKind.NO_OBJECTION)
+        before, after = (" ".join(side) for side in phrase)
+        cosine = -1.0 if self._word_cosine is None else self._word_cosine(before, after)
+        if cosine < self._min_phrase_cosine:
+            return Verdict(VerdictKind.UNSURE, f"one phrase swapped: {before} → {after}")
+        return Verdict(VerdictKind.NO_OBJECTION)
 
     def _interchangeable(self, first: str, second: str) -> bool:
         """Two spans that say one thing: trading them rewords.

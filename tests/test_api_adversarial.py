@@ -308,6 +308,32 @@ def test_commands_decimal_commas_and_days_inside_prose(
             "proceed",
         ),
         ("Final quiz scores: Ana: 4, Ben: 2", "Final quiz scores: Ana: 2, Ben: 4", "proceed"),
+        # 0.11: opposites in place, one phrase for another, bounds that are no refusals.
+        (
+            "Turn off the pricing flag for all EU users until Legal signs off on it",
+            "Turn on the pricing flag for all EU users until Legal signs off on it",
+            "proceed",
+        ),
+        (
+            "Pager handover: Lena primary, Omar secondary until Friday 18:00",
+            "Pager handover: Lena primary, Omar secondary from Friday 18:00",
+            "proceed",
+        ),
+        (
+            "Priya, please put Kofi on forklift 2 and Sanne on the receiving desk tomorrow",
+            "Priya, please put Kofi on reach truck 2 and Sanne on the receiving desk tomorrow",
+            "proceed",
+        ),
+        (
+            "Please have the signed drafts in the shared folder no later than Friday noon",
+            "Please have the signed drafts in the shared folder by Friday noon",
+            "duplicate",
+        ),
+        (
+            "Please fill out the visa form for Ana before her trip to Lisbon",
+            "Please fill in the visa form for Ana before her trip to Lisbon",
+            "duplicate",
+        ),
         (
             "Thanks for all the quick replies on the budget thread!",
             "Could you all reply on the budget thread?",

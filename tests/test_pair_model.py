@@ -250,9 +250,9 @@ def test_bad_pair_model_flags_refuse_to_start(
 
 
 # Held-out hand-written pairs that the rules let through and the pair model reads apart.
-# Things swapped for others in requests the rules let through. (0.8's model also ruled out
-# "the e-ticket" / "the invoice" and "aisle seat" / "exit-row seat"; 0.9's reads -2.8 and
-# +2.0 there, the first under 0.10's bar of -2.5: see the README.)
+# Things swapped for others, or another act, in requests the rules let through. (0.8's
+# model also ruled out "the e-ticket" / "the invoice" and "aisle seat" / "exit-row seat";
+# 0.9's reads -2.8 and +2.0 there, the first under 0.10's bar of -2.5: see the README.)
 _READ_APART = [
     (
         "Hi team, the quarterly offsite is at the lake house; please bring hiking boots and a"
@@ -260,12 +260,9 @@ _READ_APART = [
         "Hi team, the quarterly offsite is at the lake house; please bring hiking boots and a"
         " swimsuit.",
     ),
-    (
-        "Morning all - the fire drill is at 11 today, so please leave your laptops on your desks"
-        " and use the east stairwell.",
-        "Morning all - the fire drill is at 11 today, so please leave your laptops on your desks"
-        " and use the freight elevator.",
-    ),
+    # A question for a message (0.10 also had "use the east stairwell" / "… the freight
+    # elevator", which 0.11's rules hold as one phrase swapped for another).
+    ("Tell Omar invoice #4471 isn't paid", "Ask Omar why invoice #4471 isn't paid"),
 ]
 
 

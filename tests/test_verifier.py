@@ -321,7 +321,8 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "direction",
         ),
-        ("Не удаляйте базу данных", "Удалите базу данных", "no_objection", None),  # noqa: RUF001
+        # Words the lexicon cannot read, "not delete" for "delete": one phrase for another.
+        ("Не удаляйте базу данных", "Удалите базу данных", "unsure", "phrase"),  # noqa: RUF001
         ("👍", "👎", "no_objection", None),
         # Formulas and an inverted "is" reword ("Hi Bob" replicas race on these).
         ("Please find the Q3 report attached", "I've attached the Q3 report", "no_objection", None),
@@ -735,6 +736,88 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "reversed",
         ),
+        # 0.11: opposites told apart in place though both stand elsewhere in the text.
+        (
+            "Turn off the pricing flag for EU users until Legal signs off on it",
+            "Turn on the pricing flag for EU users until Legal signs off on it",
+            "different",
+            "reversed in place: off → on",
+        ),
+        (
+            "Pager: Lena primary, Omar secondary until Friday 18:00",
+            "Pager: Lena primary, Omar secondary from Friday 18:00",
+            "different",
+            "reversed in place: until → from",
+        ),
+        (
+            "Move-out inspection for unit 5D on Friday at 2 PM",
+            "Move-in inspection for unit 5D on Friday at 2 PM",
+            "different",
+            "reversed in place: out → in",
+        ),
+        (
+            "The coach must leave school no earlier than 8:45 and be back by 3:15",
+            "The coach must leave school no later than 8:45 and be back by 3:15",
+            "different",
+            "reversed in place",
+        ),
+        # A negation that came with the opposite reverses it back.
+        (
+            "Don't leave the water heater on when we head to the airport on Saturday",
+            "Turn the water heater off when we head to the airport on Saturday",
+            "no_objection",
+            None,
+        ),
+        # Bounds are no refusals, and "fill out" is "fill in".
+        (
+            "Please have the drafts in the shared folder no later than Friday",
+            "Please have the drafts in the shared folder by Friday",
+            "confirmed",
+            "same words",
+        ),
+        (
+            "Limit audits to once a year, with at least 30 days' notice",
+            "Limit audits to once a year, with no less than 30 days' notice",
+            "confirmed",
+            "same words",
+        ),
+        (
+            "Please fill out the visa form for Ana before her trip",
+            "Please fill in the visa form for Ana before her trip",
+            "confirmed",
+            "same words",
+        ),
+        (
+            "The store isn't willing to refund me, please reverse the charge",
+            "The store is unwilling to refund me, please reverse the charge",
+            "no_objection",
+            None,
+        ),
+        # One phrase for another: held unless a short form, a negation or a phrasal verb.
+        (
+            "Please put Kofi on forklift 2 and Sanne on the receiving desk tomorrow",
+            "Please put Kofi on reach truck 2 and Sanne on the receiving desk tomorrow",
+            "unsure",
+            "one phrase swapped: forklift → reach truck",
+        ),
+        (
+            "Please send the signed PO to the supplier and copy finance today",
+            "Please send the signed purchase order to the supplier and copy finance today",
+            "no_objection",
+            None,
+        ),
+        (
+            "The ladder in the loading bay is not safe, please tag it today",
+            "The ladder in the loading bay is unsafe, please tag it today",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please enroll Maya in the after-school chess club this term",
+            "Please sign up Maya for the after-school chess club this term",
+            "no_objection",
+            None,
+        ),
     ],
 )
 def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> None:
@@ -770,12 +853,27 @@ def test_verdicts_combine_across_leaves() -> None:
 def test_the_synonym_threshold_is_a_cosine() -> None:
     with pytest.raises(ValueError, match="cosine"):
         RuleVerifier(_cosine, min_synonym_cosine=1.5)
+    with pytest.raises(ValueError, match="min_phrase_cosine"):
+        RuleVerifier(_cosine, min_phrase_cosine=-2)
     strict = RuleVerifier(_cosine, min_synonym_cosine=0.9)
     big, large = (
         "Please book a big room for the offsite",
         "Please book a large room for the offsite",
     )
     assert strict.compare(big, large).kind is VerdictKind.UNSURE
+
+
+@pytest.mark.parametrize(("min_phrase_cosine", "kind"), [(0.0, "no_objection"), (0.5, "unsure")])
+def test_the_phrase_threshold_is_a_cosine_and_0_is_a_real_value(
+    min_phrase_cosine: float, kind: str
+) -> None:
+    # The fake word cosine reads any two phrases at 0.2.
+    verifier = RuleVerifier(_cosine, min_phrase_cosine=min_phrase_cosine)
+    verdict = verifier.compare(
+        "Please put Kofi on forklift 2 and Sanne on the receiving desk tomorrow",
+        "Please put Kofi on reach truck 2 and Sanne on the receiving desk tomorrow",
+    )
+    assert verdict.kind is VerdictKind(kind)
 
 
 @pytest.mark.parametrize(

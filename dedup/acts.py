@@ -53,7 +53,7 @@ _PASSIVE_REPORT = re.compile(
     # Subject words may carry a price or a count: "Elif's $2,500 bonus was included".
     r"(?:(?!(?:"
     + _SUBORDINATE
-    + r")\b)[$\u00a3\u20ac#]?[\w'\u2019]+(?:[-./,][\w'\u2019]+)*\s+){1,6}"
+    + r")\b)[$\u00a3\u20ac#]?[\w'\u2019]+(?:[-./,][\w'\u2019]+)*\s+){1,8}"
     r"(?:was|were)\s+(?:already\s+|just\s+|also\s+|now\s+|successfully\s+)?"
     # Words in -ed that describe rather than report: "Laura was interested in the plan".
     r"(?!(?:interested|concerned|worried|pleased|surprised|excited|confused|disappointed"
@@ -123,6 +123,9 @@ _ACT_WORDS = frozenset(
     "please pls kindly thanks thank appreciate appreciated grateful cheers remember forget "
     "let us make sure know".split()
 )
+# Quantifiers say how many, which the numbers and the rewording carry: "Please process these
+# changes" / "Both changes have been processed".
+_QUANTIFIERS = frozenset("both all each every any some".split())
 
 
 def text_act(text: str) -> str:
@@ -235,6 +238,7 @@ def _content(sentence: str) -> set[str]:
         if w not in STOP
         and w not in NEGATIONS
         and w not in _ACT_WORDS
+        and w not in _QUANTIFIERS
         and "'" not in w
         and not w[:1].isdigit()
     }

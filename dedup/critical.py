@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["critical_tokens", "one_unit_or_day", "slot_values"]
+__all__ = ["DAY_WORDS", "critical_tokens", "one_unit_or_day", "slot_values"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -49,7 +49,7 @@ _WEEKDAYS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 )
 _EVERY = frozenset({"every", "each"})
-_DAY_WORDS = _WEEKDAYS | frozenset(
+DAY_WORDS = _WEEKDAYS | frozenset(
     {
         "today", "tomorrow", "yesterday", "tonight", "noon", "midnight",
         "january", "february", "march", "april", "june", "july", "august",
@@ -303,7 +303,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
             elif word in _WEEKDAYS and previous_word in _EVERY:
                 # "every Wednesday" is "on Wednesdays", and neither is "on Wednesday".
                 tokens.append(word + "s")
-            elif word in _DAY_WORDS:
+            elif word in DAY_WORDS:
                 tokens.append(word)
             elif word[-1:] == "s" and word[:-1] in _WEEKDAYS:
                 tokens.append(word)
@@ -352,7 +352,7 @@ def slot_values(text: str) -> dict[str, frozenset[str]]:
     for name, value in bound:
         key = name.lower().removesuffix("'s")
         # "from March 3 to March 10" is a range of dates, not 3 given to someone named March.
-        if key not in _DAY_WORDS and key not in _MONTH_ABBREV:
+        if key not in DAY_WORDS and key not in _MONTH_ABBREV:
             # "$1,200.00" and "1200" are one value.
             values.setdefault(key, set()).add(_ZERO_DECIMALS.sub("", value.replace(",", "")))
     return {name: frozenset(found) for name, found in values.items()}

@@ -189,9 +189,18 @@ def plain_words(text: str) -> list[str]:
     return _WORD.findall(_GROUPED.sub("", text.lower()))
 
 
+# "US" in capitals is the country, not "us": "EU traffic" / "US traffic" is a place swapped,
+# not a pronoun dropped. A text in capitals throughout ("LET US KNOW") says nothing by case.
+_COUNTRY_US = re.compile(r"\bUS\b")
+
+
+def _country(text: str) -> str:
+    return _COUNTRY_US.sub("usa", text) if any(c.islower() for c in text) else text
+
+
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
-    lowered = _GROUPED.sub("", text.lower())
+    lowered = _GROUPED.sub("", _country(text).lower())
     for pattern, replacement in _CONTRACTIONS:
         lowered = pattern.sub(replacement, lowered)
     for pattern, word in _ABSORBED:

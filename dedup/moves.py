@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 _MAX_TRADED_SPAN = 40
+_ARTICLES = frozenset({"a", "an", "the"})
 _MAX_SHARED_EDGE = 2
 # What may stand between two spans that trade places without a change: the items of a list
 # ("the report and the slides") or the two sides of "is" ("attached is the report").
@@ -69,6 +70,9 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
     "Marcus owes you", or "from Lisbon to Porto" against "from Porto to Lisbon". A list
     reordered ("Ingrid and Tomas") is no trade: the answer is then empty, and None when the
     texts are not one trade apart. A trade is (what, one span, the other)."""
+    # An article comes and goes with the span it stands before: "the carpet runner …
+    # with luxury vinyl plank" against "the luxury vinyl plank … with a carpet runner".
+    old, new = [w for w in old if w not in _ARTICLES], [w for w in new if w not in _ARTICLES]
     a, b = [stem(w) for w in old], [stem(w) for w in new]
     if a == b or sorted(a) != sorted(b):
         return None

@@ -28,7 +28,7 @@ from typing import Protocol
 from rapidfuzz.distance import OSA
 
 from tooldedup.dedup.acts import act_changed, text_act
-from tooldedup.dedup.critical import one_unit_or_day
+from tooldedup.dedup.critical import DAY_WORDS, one_unit_or_day
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
     NEGATIONS,
@@ -424,6 +424,10 @@ class RuleVerifier:
         Never numbers, and never across a direction (``traded`` names those), however
         alike their embeddings ("Milan", "Turin")."""
         if self._word_cosine is None or any(c.isdigit() for c in first + second):
+            return False
+        # Days and months are values, however alike ("monday and wednesday", "tuesday and
+        # thursday": 0.88), as numbers are.
+        if not DAY_WORDS.isdisjoint(f"{first} {second}".split()):
             return False
         # Places, days and regions sit at 0.6 to 0.8 ("Milan", "Turin": 0.61; "dark mode",
         # "light mode": 0.78): only synonyms trade places without changing the request.

@@ -48,6 +48,12 @@ def _changed(a: str, b: str) -> str | None:
             "Leave the bag with the concierge at the front desk.",
             "The bag was left with the concierge at the front desk.",
         ),
+        # 0.11: a passive whose subject runs to eight words, a quantifier put for "these".
+        (
+            "Approve the £45 tail-lift surcharge from Ferrow Transport.",
+            "The £45 tail-lift surcharge from Ferrow Transport was approved.",
+        ),
+        ("Please process these changes.", "Both changes have been processed."),
     ],
 )
 def test_a_request_against_its_report_or_question(first: str, second: str) -> None:

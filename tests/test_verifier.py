@@ -17,7 +17,12 @@ from tooldedup.dedup.verifier import (
 def _cosine(a: str, b: str) -> float:
     """A table of word cosines, so that the rules are tested exactly (the model is tested
     through HTTP): synonyms high, unrelated words low."""
-    table = {frozenset({"big", "large"}): 0.86, frozenset({"reading", "cooking"}): 0.41}
+    table = {
+        frozenset({"big", "large"}): 0.86,
+        frozenset({"reading", "cooking"}): 0.41,
+        # Days read alike as phrases; they trade places as values all the same.
+        frozenset({"monday and wednesday", "tuesday and thursday"}): 0.88,
+    }
     return table.get(frozenset({a, b}), 0.2)
 
 
@@ -760,6 +765,24 @@ VERIFIER = RuleVerifier(_cosine)
             "The coach must leave school no later than 8:45 and be back by 3:15",
             "different",
             "reversed in place",
+        ),
+        (
+            "Enable the new checkout for 10% of EU traffic starting Monday",
+            "Enable the new checkout for 10% of US traffic starting Monday",
+            "unsure",
+            "eu → usa",
+        ),
+        (
+            "Carpool: Maya drives Monday and Wednesday, Ben drives Tuesday and Thursday",
+            "Carpool: Maya drives Tuesday and Thursday, Ben drives Monday and Wednesday",
+            "different",
+            "traded places",
+        ),
+        (
+            "Replace the carpet runner in the hallway with luxury vinyl plank",
+            "Replace the luxury vinyl plank in the hallway with a carpet runner",
+            "different",
+            "traded places",
         ),
         # A negation that came with the opposite reverses it back.
         (

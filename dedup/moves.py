@@ -245,9 +245,11 @@ def item_added(stored: str, proposed: str) -> str | None:
     """One item put inside a list, every other word in place: "VPN, GitHub and AWS" against
     "VPN, GitHub, Slack and AWS", or "drinks and plates" against "drinks, plates and ice".
     A word added at either end ("Invoice" / "Invoice payment", a greeting, a name after a
-    comma) is no list item."""
+    comma) is no list item. Words compare by their stem: the list's head turns plural as it
+    grows ("from the prod-admin group" / "from the prod-admin and billing-admin groups")."""
     first, second = _LIST_TOKEN.findall(stored.lower()), _LIST_TOKEN.findall(proposed.lower())
-    short, long = sorted((first, second), key=len)
+    written_short, written_long = sorted((first, second), key=len)
+    short, long = ([_list_stem(t) for t in side] for side in (written_short, written_long))
     if len(short) == len(long):
         return None
     # "the grill and 2 coolers" / "the grill, 2 coolers and the kayak": a separator put for
@@ -257,32 +259,37 @@ def item_added(stored: str, proposed: str) -> str | None:
         if op[0] != "equal" and not all(map(_separator, short[op[1] : op[2]] + long[op[3] : op[4]]))
     ]  # fmt: skip
     if len(changes) != 1 or changes[0][0] != "insert":
-        return _list_grown(short, long)
+        return _list_grown(short, long, written_long)
     _, at, _, start, end = changes[0]
-    block = long[start:end]
     # An insertion that may slide along equal words slides right: "payments service" /
     # "payments service and ledger service" inserts "and ledger service".
-    while at < len(short) and block[0] == short[at]:
-        block, at = [*block[1:], block[0]], at + 1
+    while at < len(short) and long[start] == short[at]:
+        start, end, at = start + 1, end + 1, at + 1
+    block = long[start:end]
     items = [w for w in block if not _separator(w)]
+    named = " ".join(w for w in written_long[start:end] if not _separator(w))
     if at == 0 or not items or all(w in STOP or w in _COURTESY for w in items):
         return None
     # "… to lb-ap-2" against "… to lb-ap-2 and page the network team": one more thing to do,
     # to include or to leave out, joined on at any place after the first word ("…, and let
     # me know" asks for nothing more).
     if _joined(block) and len(items) <= _MAX_JOINED_WORDS:
-        return f"an item was added: {' '.join(items)}"
+        return f"an item was added: {named}"
     if at == len(short) or len(items) > _MAX_ITEM_WORDS:
         return None
     # ", Slack" before "and AWS", or "Slack," after "VPN,": a separator on both sides.
     opens = block[0] == "," and (short[at] == "," or short[at] in JOINERS)
     closes = block[-1] == "," and short[at - 1] == ","
     if opens or closes:
-        return f"an item was added to a list: {' '.join(items)}"
+        return f"an item was added to a list: {named}"
     return None
 
 
-def _list_grown(short: list[str], long: list[str]) -> str | None:
+def _list_stem(token: str) -> str:
+    return token if token in _ADDING or _separator(token) else stem(token)
+
+
+def _list_grown(short: list[str], long: list[str], written: list[str]) -> str | None:
     """One item more in a list joined by "and" or "or", wherever the alignment put it:
     "drinks and plates" / "drinks, plates and ice" aligns "plates" with "ice"."""
     size = len(long) - len(short)
@@ -306,5 +313,6 @@ def _list_grown(short: list[str], long: list[str]) -> str | None:
         # The list was one already: an "and" or "or" stands where the item went.
         listed = any(t in JOINERS for t in short[max(0, at - 2) : at + 2])
         if content and "," not in item and len(item) < size and listed:
-            return f"an item was added to a list: {' '.join(item)}"
+            named = written[at + start : at + end]
+            return f"an item was added to a list: {' '.join(named)}"
     return None

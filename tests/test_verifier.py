@@ -784,6 +784,13 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "traded places",
         ),
+        (
+            "Please remove Daniel Osei from the prod-admin group by Friday 17:00",
+            "Please remove Daniel Osei from the prod-admin and billing-admin groups by Friday"
+            " 17:00",
+            "different",
+            "an item was added: billing admin",
+        ),
         # A negation that came with the opposite reverses it back.
         (
             "Don't leave the water heater on when we head to the airport on Saturday",

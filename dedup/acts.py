@@ -166,7 +166,13 @@ def _sentence_act(sentence: str) -> str:
 _TO_BE = re.compile(r"(\b[\w'\u2019-]+)\s+to be\s+(" + _PARTICIPLE + r")\b")
 
 
-_WANTED = re.compile(r"\bfor\b[^.,;:]{0,40}$")
+# Only after a verb of wanting: "Prior authorization for home oxygen to be submitted" plans.
+_WANTED = re.compile(
+    r"\b(?:ask|asks|asked|asking|call|calls|called|calling|wait|waits|waited|waiting|push"
+    r"|pushed|pushing|request|requests|requested|requesting|arrange|arranged|arranging)"
+    # The sentence may go on: "asked for SSO to be enabled, and for the import to be done".
+    r"\s+for\b[^.;:!?]*$"
+)
 
 
 def _planned(stored: str, proposed: str) -> str | None:

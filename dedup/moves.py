@@ -19,6 +19,7 @@ from tooldedup.dedup.lexicon import (
     JOINERS,
     SECOND_PERSON,
     STOP,
+    root,
     stem,
 )
 
@@ -245,7 +246,7 @@ def item_added(stored: str, proposed: str) -> str | None:
     """One item put inside a list, every other word in place: "VPN, GitHub and AWS" against
     "VPN, GitHub, Slack and AWS", or "drinks and plates" against "drinks, plates and ice".
     A word added at either end ("Invoice" / "Invoice payment", a greeting, a name after a
-    comma) is no list item. Words compare by their stem: the list's head turns plural as it
+    comma) is no list item. Words compare by their root: the list's head turns plural as it
     grows ("from the prod-admin group" / "from the prod-admin and billing-admin groups")."""
     first, second = _LIST_TOKEN.findall(stored.lower()), _LIST_TOKEN.findall(proposed.lower())
     written_short, written_long = sorted((first, second), key=len)
@@ -286,7 +287,7 @@ def item_added(stored: str, proposed: str) -> str | None:
 
 
 def _list_stem(token: str) -> str:
-    return token if token in _ADDING or _separator(token) else stem(token)
+    return token if token in _ADDING or _separator(token) else root(token)
 
 
 def _list_grown(short: list[str], long: list[str], written: list[str]) -> str | None:

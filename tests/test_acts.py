@@ -48,7 +48,12 @@ def _changed(a: str, b: str) -> str | None:
             "Leave the bag with the concierge at the front desk.",
             "The bag was left with the concierge at the front desk.",
         ),
-        # 0.11: a passive whose subject runs to eight words, a quantifier put for "these".
+        # 0.11: a passive whose subject runs to eight words, a quantifier put for "these",
+        # a thing to be done after "for" that wants nothing.
+        (
+            "Prior authorization for home oxygen submitted to Beacon Mutual today.",
+            "Prior authorization for home oxygen to be submitted to Beacon Mutual today.",
+        ),
         (
             "Approve the £45 tail-lift surcharge from Ferrow Transport.",
             "The £45 tail-lift surcharge from Ferrow Transport was approved.",
@@ -111,6 +116,11 @@ def test_a_request_against_its_report_or_question(first: str, second: str) -> No
         (
             "Felix wants SSO enabled before the rollout",
             "Felix asked for SSO to be enabled before the rollout",
+        ),
+        (
+            "Felix wants SSO enabled before the rollout, and the CRM import finished by Friday",
+            "Felix asked for SSO to be enabled before the rollout, and for the CRM import to be"
+            " finished by Friday",
         ),
         ("Invoice 42 is to be paid by Friday", "Invoice 42 has to be paid by Friday"),
         # A person's own act in the simple past is no report that a thing was done.

@@ -791,6 +791,13 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "an item was added: billing admin",
         ),
+        (
+            "This non-compete is too broad. Narrow it to 12 months and to the state of Oregon",
+            "This non-compete is too broad. Narrow it to 12 months and to the states of Oregon"
+            " and Washington",
+            "different",
+            "an item was added: washington",
+        ),
         # A negation that came with the opposite reverses it back.
         (
             "Don't leave the water heater on when we head to the airport on Saturday",

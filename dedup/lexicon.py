@@ -62,9 +62,9 @@ _ABSORBED = tuple(
         (r"whether or not", "whether"),
         # A bound, not a refusal: "in by Friday" is "in no later than Friday".
         (r"(?:no|not) later than", "by"),
-        (r"(?:no|not) earlier than", "from"),
-        (r"(?:no|not) more than", "at most"),
-        (r"(?:no|not) (?:less|fewer) than", "at least"),
+        (r"(?:no|not) (?:earlier|sooner) than", "from"),
+        (r"(?:no|not) more than|(?:a )?maximum of|up to(?= \d)", "at most"),
+        (r"(?:no|not) (?:less|fewer) than|(?:a )?minimum of", "at least"),
         # One phrase, where "in" and "out" are no opposites ("check in", "check out").
         (r"fill(s|ed|ing)? out", r"fill\1 in"),
         # Verbs and phrases that refuse as "not" does: "avoid overwriting" is "do not

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from tooldedup.dedup.critical import slot_values
+from tooldedup.dedup.critical import DAY_WORDS, slot_values
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
     DIRECTION,
@@ -29,7 +29,7 @@ __all__ = [
     "direction_flipped",
     "item_added",
     "mutual_swap",
-    "opposite_in_place",
+    "opposites_in_place",
     "person_swapped",
     "persons_changed",
     "replacements",
@@ -48,6 +48,19 @@ _FILLERS = frozenset({"a", "an", "the", "as", "well", "is", "are", "was", "were"
 _OPPOSITE_DIRECTIONS = frozenset(
     {("to", "from"), ("from", "to"), ("into", "from"), ("onto", "off"), ("off", "onto")}
     | {("by", "to"), ("to", "by")}
+)
+_PARTICLES = frozenset({"on", "off", "in", "out", "up", "down"})
+# Verbs whose particle says which way they go: "turn off", "log in", "move-out", "leave on".
+_SWITCHERS = frozenset(
+    "turn turned turning turns switch switched switching switches log logged logging logs"
+    " check checked checking checks opt opted sign signed clock clocked plug plugged power"
+    " powered toggle toggled move moved moving keep kept leave left lock locked roll rolled"
+    " phase phased scale scaled ramp ramped dial dialed".split()
+)
+_BOUNDS = frozenset({"by", "from", "until"})
+_TIMES = frozenset(
+    "next end eod eow close noon midday midnight lunch tonight morning afternoon evening"
+    " then now".split()
 )
 # Opposites that only word-for-word tell apart, because both often stand elsewhere in one
 # text: "Turn off the flag until Legal signs off on it" / "Turn on the flag until …",
@@ -126,6 +139,9 @@ class Replacements:
     pairs: tuple[tuple[str, str], ...]
     singles: tuple[tuple[str, str], ...]
     only_replaced: bool
+    # Every word put in another's place in an edit of equal length, with where it stands in
+    # each text: (old word, new word, its place in the old text, in the new).
+    placed: tuple[tuple[str, str, int, int], ...] = ()
 
 
 def replacements(old: list[str], new: list[str]) -> Replacements:
@@ -133,6 +149,7 @@ def replacements(old: list[str], new: list[str]) -> Replacements:
     matcher = SequenceMatcher(a=old, b=new, autojunk=False)
     pairs: dict[tuple[str, str], None] = {}
     singles: list[tuple[str, str]] = []
+    placed: list[tuple[str, str, int, int]] = []
     only_replaced = True
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         if tag == "equal":
@@ -141,9 +158,12 @@ def replacements(old: list[str], new: list[str]) -> Replacements:
             only_replaced = False
             continue
         pairs.update(dict.fromkeys(zip(old[i1:i2], new[j1:j2], strict=True)))
+        placed.extend(
+            (old[i], new[j], i, j) for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+        )
         if i2 - i1 == 1:
             singles.append((old[i1], new[j1]))
-    return Replacements(tuple(pairs), tuple(singles), only_replaced)
+    return Replacements(tuple(pairs), tuple(singles), only_replaced, tuple(placed))
 
 
 def mutual_swap(replaced: Replacements) -> Trade | None:
@@ -196,14 +216,39 @@ def direction_flipped(replaced: Replacements) -> str | None:
     return None
 
 
-def opposite_in_place(replaced: Replacements) -> str | None:
-    """A word of an opposite pair replaced by the other where everything around it stays
-    (the caller makes sure no negation came or went: "Don't leave the heater on" and "Turn
-    the heater off" reverse twice)."""
-    for before, after in replaced.singles:
-        if (stem(before), stem(after)) in _IN_PLACE:
-            return f"reversed in place: {before} → {after}"
-    return None
+def opposites_in_place(
+    replaced: Replacements, old: list[str], new: list[str]
+) -> list[tuple[str, int, int]]:
+    """Words of an opposite pair put one for the other, word for word, with where they stand
+    in each text ("Turn off the flag" / "Turn on the flag", "Log in to" / "Log out of"). A
+    particle counts only after a verb that switches ("turn", "log", "check", "move": "based
+    off" / "based on" rewords), and "by", "from" and "until" only before a time ("until
+    Friday" / "from Friday"; "the quote from Ana" / "by Ana" rewords). The caller weighs the
+    negations around them."""
+    found = []
+    for before, after, i, j in replaced.placed:
+        if (stem(before), stem(after)) not in _IN_PLACE:
+            continue
+        if before in _PARTICLES and not (_switched(old, i) or _switched(new, j)):
+            continue
+        if {before, after} & _BOUNDS and not (_timed(old, i) and _timed(new, j)):
+            continue
+        found.append((f"reversed in place: {before} → {after}", i, j))
+    return found
+
+
+def _switched(words: list[str], at: int) -> bool:
+    return not _SWITCHERS.isdisjoint(words[max(0, at - 4) : at])
+
+
+def _timed(words: list[str], at: int) -> bool:
+    """Whether a time follows the word at ``at`` ("until Friday", "by 5 pm", "after the
+    14th"), and the word is no joint of a repetition ("day by day")."""
+    following = words[at + 1 : at + 3]
+    if not following or (at > 0 and words[at - 1] == following[0]):
+        return False
+    first = following[1] if following[0] == "the" and len(following) > 1 else following[0]
+    return first[:1].isdigit() or first in DAY_WORDS or first in _TIMES
 
 
 def person_swapped(replaced: Replacements) -> str | None:

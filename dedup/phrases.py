@@ -8,21 +8,23 @@ up") or a light verb ("tell", "let me know").
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 
-from tooldedup.dedup.lexicon import NEGATIONS, NEGATIVE_WORDS, STOP
+from tooldedup.dedup.lexicon import ANTONYM_STEMS, NEGATIONS, NEGATIVE_WORDS, STOP, stem, words
 
 __all__ = ["Phrase", "excused", "phrase_swap"]
 
 _MAX_PHRASE_WORDS = 3
 # A phrasal verb or a manner is a way of saying a verb: "pick up" for "get", "talk through"
 # for "discuss", "give a ride" for "drive".
-_PARTICLES = frozenset("up down out off over through back away along around about ride".split())
+_PARTICLES = frozenset(
+    "up down out off over through back away along around about ride aside together into onto"
+    " apart ahead across".split()
+)
 # Light verbs and wishes carry a request in two words as one verb does: "let me know" for
 # "tell", "I'd prefer" for "give me", "I want" for "I'd like".
 _LIGHT = frozenset("let make give take get go have keep want like prefer need".split())
-# Short forms are at most this long ("hmrc", "t&cs").
-_MAX_SHORT_FORM = 5
 
 Phrase = tuple[tuple[str, ...], tuple[str, ...]]
 
@@ -47,25 +49,52 @@ def phrase_swap(old: list[str], new: list[str]) -> Phrase | None:
     return tuple(content_old[i1:i2]), tuple(content_new[j1:j2])
 
 
-def excused(phrase: Phrase) -> bool:
+def excused(phrase: Phrase, stored: str = "", proposed: str = "") -> bool:
     """Whether the swap may be a rewording whatever the cosine says: a short form, a
-    negation either side, a phrasal or a light verb."""
+    negation either side, a phrasal or a light verb for a verb with no opposite.
+
+    ``stored`` and ``proposed`` are the texts as written: a short form is one written in
+    capitals there ("ETA", "Q&A"), or one word split ("copay", "co-payment")."""
     before, after = phrase
     both = before + after
     if any(w in NEGATIONS or w in NEGATIVE_WORDS for w in both):
         return True
-    if any(w in _PARTICLES or w in _LIGHT for w in both):
+    phrasal = [any(w in _PARTICLES or w in _LIGHT for w in side) for side in phrase]
+    if any(phrasal):
+        # "call off" for "book", "turn down" for "approve": a verb of the opposites list
+        # said as a phrasal verb is where a reversal hides.
+        plain = [side for side, hides in zip(phrase, phrasal, strict=True) if not hides]
+        return not any(stem(w) in _OPPOSABLE for side in plain for w in side)
+    if _joined(before, after) or _joined(after, before):
         return True
-    return _short_form(before, after) or _short_form(after, before)
+    return _acronym(before, stored) or _acronym(after, proposed)
 
 
-def _short_form(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-    """ "po" for "purchase order", "t cs" for "terms conditions", "copay" for "co payment":
-    the long side's initials in the short side's letters, in order, or one word split."""
-    joined = "".join(short)
-    if joined == "".join(long):
+def _joined(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    """One word written split, or clipped in the joining: "copay" for "co payment"."""
+    joined = "".join(long)
+    if "".join(short) == joined:
         return True
-    if len(joined) > _MAX_SHORT_FORM or len(long) < 2:
+    return (
+        len(short) == 1
+        and len(long) == 2
+        and short[0].startswith(long[0])
+        and len(short[0]) - len(long[0]) >= 3
+        and joined.startswith(short[0])
+    )
+
+
+# A short form written in capitals: "ETA", "WFH", "Q&A", "T&Cs", "PO".
+_CAPITALS = re.compile(r"\b[A-Z][A-Z0-9]*(?:&[A-Z][a-z]?)*[A-Z0-9]?(?:s|['\u2019]s)?\b")
+_OPPOSABLE = frozenset(w for pair in ANTONYM_STEMS for w in pair)
+
+
+def _acronym(side: tuple[str, ...], text: str) -> bool:
+    """Whether every word of a side of at most two words comes from a short form written in
+    capitals in its text ("Q&A" is "q" and "a")."""
+    if len(side) > 2:
         return False
-    letters = iter(joined)
-    return all(word[0] in letters for word in long)
+    written = {
+        w for m in _CAPITALS.finditer(text) if len(m.group(0)) > 1 for w in words(m.group(0))
+    }
+    return all(w in written for w in side)

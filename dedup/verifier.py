@@ -28,6 +28,7 @@ from typing import Protocol
 from rapidfuzz.distance import OSA
 
 from tooldedup.dedup.acts import act_changed, text_act
+from tooldedup.dedup.bounds import bound_reversed
 from tooldedup.dedup.critical import DAY_WORDS, one_unit_or_day
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
@@ -43,7 +44,7 @@ from tooldedup.dedup.moves import (
     direction_flipped,
     item_added,
     mutual_swap,
-    opposite_in_place,
+    opposites_in_place,
     person_swapped,
     persons_changed,
     replacements,
@@ -303,6 +304,10 @@ def _numbers_traded(pair: _Pair) -> str | None:
     return None
 
 
+def _bound(pair: _Pair) -> str | None:
+    return bound_reversed(pair.stored, pair.proposed)
+
+
 def _thanks_for_request(pair: _Pair) -> str | None:
     acts = (text_act(pair.stored), text_act(pair.proposed))
     if {"thanks", "request"} == set(acts) and _overlap(pair.old, pair.new) >= _MIN_ACT_OVERLAP:
@@ -321,6 +326,7 @@ def _act(pair: _Pair) -> str | None:
 # Checks on the bags of words, cheap at any length; the others align the texts.
 _BAG_CHECKS: tuple[Callable[[_Pair], str | None], ...] = (
     _negation_flip,
+    _bound,
     _reversed,
     _values,
     _numbers_traded,
@@ -383,7 +389,7 @@ class RuleVerifier:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         swaps = _swaps(old, new)
         if swaps is None:
-            return self._judge_phrase(old, new)
+            return self._judge_phrase(pair)
         context = len([w for w in old if w not in STOP])
         typos_only = len(old) == len(new) and all(
             a == b or _typo(a, b) for a, b in zip(old, new, strict=True)
@@ -399,18 +405,25 @@ class RuleVerifier:
         if trade and not (trade[0] == "traded places" and self._interchangeable(*trade[1:])):
             return f"{trade[0]}: {trade[1]} ↔ {trade[2]}"
         flipped = direction_flipped(replaced) or person_swapped(replaced)
-        if flipped is None and _negation(pair.old, pair.new) is None:
-            return opposite_in_place(replaced)
-        return flipped
+        if flipped is not None:
+            return flipped
+        negation_moved = _negation(pair.old, pair.new) is not None
+        for reason, i, j in opposites_in_place(replaced, pair.old, pair.new):
+            # A negation that came or went just before the opposite reverses it back: "Don't
+            # leave the heater on" / "Turn the heater off". One elsewhere leaves it standing.
+            if negation_moved and (_negated_near(pair.old, i) or _negated_near(pair.new, j)):
+                continue
+            return reason
+        return None
 
-    def _judge_phrase(self, old: list[str], new: list[str]) -> Verdict:
+    def _judge_phrase(self, pair: _Pair) -> Verdict:
         """One phrase put for another in a text otherwise kept ("forklift 2" / "reach truck
         2"): unrelated phrases are held as unrelated words are, unless the pair is a short
         form, a negation or a phrasal verb (see ``phrases``)."""
-        phrase = phrase_swap(old, new)
-        if phrase is None or excused(phrase):
+        phrase = phrase_swap(pair.old, pair.new)
+        if phrase is None or excused(phrase, pair.stored, pair.proposed):
             return Verdict(VerdictKind.NO_OBJECTION)
-        if len([w for w in old if w not in STOP]) < _MIN_SWAP_CONTEXT:
+        if len([w for w in pair.old if w not in STOP]) < _MIN_SWAP_CONTEXT:
             return Verdict(VerdictKind.NO_OBJECTION)
         before, after = (" ".join(side) for side in phrase)
         cosine = -1.0 if self._word_cosine is None else self._word_cosine(before, after)
@@ -532,6 +545,10 @@ def _replaced(text: str) -> list[str]:
 _NOW_OR_SOON = frozenset(
     frozenset(pair) for pair in (("i'm", "i'll"), ("we're", "we'll"), ("you're", "you'll"))
 )
+
+
+def _negated_near(words: list[str], at: int) -> bool:
+    return any(map(_negating, words[max(0, at - _NEGATION_REACH) : at]))
 
 
 def _negating(word: str) -> bool:

@@ -335,6 +335,21 @@ def test_commands_decimal_commas_and_days_inside_prose(
             "duplicate",
         ),
         (
+            "Order up to 50 branded mugs for the conference booth in March",
+            "Order no more than 50 branded mugs for the conference booth in March",
+            "duplicate",
+        ),
+        (
+            "Log in to the billing portal and download the March invoice for Acme",
+            "Log out of the billing portal and download the March invoice for Acme",
+            "proceed",
+        ),
+        (
+            "Submit the audit report to the regulator no later than Friday 5pm",
+            "Submit the audit report to the regulator later than Friday 5pm",
+            "proceed",
+        ),
+        (
             "Thanks for all the quick replies on the budget thread!",
             "Could you all reply on the budget thread?",
             "proceed",

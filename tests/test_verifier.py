@@ -798,6 +798,58 @@ VERIFIER = RuleVerifier(_cosine)
             "different",
             "an item was added: washington",
         ),
+        # A particle reverses only after a verb that switches; "by", "from" and "until"
+        # only before a time.
+        (
+            "Draft the churn summary based off the Q3 numbers and send it on Friday",
+            "Draft the churn summary based on the Q3 numbers and send it on Friday",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please chase the signed quote from Ana before the review on Friday",
+            "Please chase the signed quote by Ana before the review on Friday",
+            "confirmed",
+            "only function words",
+        ),
+        (
+            "Log in to the billing portal and download the March invoice for Acme",
+            "Log out of the billing portal and download the March invoice for Acme",
+            "different",
+            "reversed in place: in → out",
+        ),
+        (
+            "Switch the staging alerts off tonight and leave the prod alerts on",
+            "Switch the staging alerts on tonight and leave the prod alerts on, without paging",
+            "different",
+            "reversed in place: off → on",
+        ),
+        # A bound whose "no" came or went.
+        (
+            "Submit the audit report no later than Friday 5pm",
+            "Submit the audit report later than Friday 5pm",
+            "different",
+            "a bound was reversed",
+        ),
+        (
+            "Order up to 50 branded mugs for the conference booth",
+            "Order no more than 50 branded mugs for the conference booth",
+            "confirmed",
+            "same words",
+        ),
+        # A short form written in capitals, and a phrasal verb for an opposable verb.
+        (
+            "Add a Q&A slot after the keynote in the conference schedule",
+            "Add a questions and answers slot after the keynote in the conference schedule",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please book the caterer for the Friday launch party at the office",
+            "Please call off the caterer for the Friday launch party at the office",
+            "unsure",
+            "one phrase swapped",
+        ),
         # A negation that came with the opposite reverses it back.
         (
             "Don't leave the water heater on when we head to the airport on Saturday",

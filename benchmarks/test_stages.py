@@ -186,6 +186,10 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
         ("I enjoy hiking, swimming and reading", "I enjoy hiking, swimming and cooking"),
         ("Please book a big room for the team offsite", "Please book a large room for the offsite"),
         (
+            "Please put Kofi on forklift 2 and Sanne on the receiving desk tomorrow",
+            "Please put Kofi on reach truck 2 and Sanne on the receiving desk tomorrow",
+        ),
+        (
             "Dinner at 7 PM: Leo brings the wine, Ada brings the dessert without nuts",
             "Dinner at 7 PM: Leo brings the dessert without nuts, Ada brings the wine",
         ),
@@ -196,7 +200,7 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
             + " We have checked item 17 of the list today.",
         ),
     ],
-    ids=["reworded", "word-swapped", "synonym", "traded", "144-words"],
+    ids=["reworded", "word-swapped", "synonym", "phrase-swapped", "traded", "144-words"],
 )
 @pytest.mark.parametrize("pair_model", [True, False], ids=["with-pair-model", "rules-only"])
 def test_verifier(

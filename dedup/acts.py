@@ -43,7 +43,7 @@ _REPORT = re.compile(
 _SUBORDINATE = (
     r"that|which|who|whom|whose|if|whether|why|how|when|where|since|because|as|once|after"
     r"|before|until|unless|though|although|while|let|tell|ask|ensure|verify|confirm|inform"
-    r"|notify|remind|say|mention|show"
+    r"|notify|remind|say|mention|show|check|double-check|sanity-check|see"
 )
 _PASSIVE_REPORT = re.compile(
     r"^(?:(?:hi|hey|hello|update|fyi|note|status|done|ok|okay)\b[^,:]{0,30}[,:]\s*"
@@ -166,12 +166,14 @@ def _sentence_act(sentence: str) -> str:
 _TO_BE = re.compile(r"(\b[\w'\u2019-]+)\s+to be\s+(" + _PARTICIPLE + r")\b")
 
 
-# Only after a verb of wanting: "Prior authorization for home oxygen to be submitted" plans.
+# Only after a verb of wanting, maybe with its object ("asked Legal for", "pushing hard
+# for"), and on through "and for": "Prior authorization for home oxygen to be submitted"
+# plans, and so does "Called for a taxi at 6, luggage to be collected at 5".
 _WANTED = re.compile(
     r"\b(?:ask|asks|asked|asking|call|calls|called|calling|wait|waits|waited|waiting|push"
-    r"|pushed|pushing|request|requests|requested|requesting|arrange|arranged|arranging)"
-    # The sentence may go on: "asked for SSO to be enabled, and for the import to be done".
-    r"\s+for\b[^.;:!?]*$"
+    r"|pushed|pushing|request|requests|requested|requesting|arrange|arranged|arranging|hope"
+    r"|hoped|hoping|chase|chased|chasing|email|emailed|keen|press|pressed|pressing)"
+    r"(?:\s+[\w'\u2019-]+){0,2}?\s+for\b[^.,;:!?]*(?:,\s*(?:and|or)\s+for\b[^.,;:!?]*)*$"
 )
 
 

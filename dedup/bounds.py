@@ -13,17 +13,31 @@ import re
 __all__ = ["bound_reversed"]
 
 _COMPARATIVES = "later|earlier|sooner|more|less|fewer|longer|shorter|higher|lower"
-_NEGATED = re.compile(rf"\b(?:no|not)\s+({_COMPARATIVES})\s+than\b")
-_BARE = re.compile(rf"\b(?<!no )(?<!not )({_COMPARATIVES})\s+than\b")
+_THAN = re.compile(rf"\b({_COMPARATIVES})\s+than\b")
+# A negation within the four words before a bound, in its clause, negates it: "should not
+# be more than two pages".
+_NEGATION = re.compile(r"\b(?:no|not|never|cannot)\b|n['\u2019]t\b")
+_CLAUSE_END = re.compile(r"[,;:.!?]")
+
+
+def _bounds(text: str) -> tuple[set[str], set[str]]:
+    """The comparatives a text puts with "than", negated and bare."""
+    negated: set[str] = set()
+    bare: set[str] = set()
+    for found in _THAN.finditer(text):
+        before = _CLAUSE_END.split(text[: found.start()])[-1].split()[-4:]
+        (negated if _NEGATION.search(" ".join(before)) else bare).add(found.group(1))
+    return negated, bare
 
 
 def bound_reversed(stored: str, proposed: str) -> str | None:
     """A bound negated in one text and stated bare in the other: "no later than Friday" /
     "later than Friday", "not more than 3" / "more than 3"."""
-    first, second = stored.lower(), proposed.lower()
-    for negated_in, bare_in in ((first, second), (second, first)):
-        negated = set(_NEGATED.findall(negated_in)) - set(_BARE.findall(negated_in))
-        bare = set(_BARE.findall(bare_in)) - set(_NEGATED.findall(bare_in))
-        if common := sorted(negated & bare):
+    (negated_a, bare_a), (negated_b, bare_b) = _bounds(stored.lower()), _bounds(proposed.lower())
+    for negated, also_bare, bare, also_negated in (
+        (negated_a, bare_a, bare_b, negated_b),
+        (negated_b, bare_b, bare_a, negated_a),
+    ):
+        if common := sorted((negated - also_bare) & (bare - also_negated)):
             return f"a bound was reversed: no {common[0]} than → {common[0]} than"
     return None

@@ -19,6 +19,7 @@ __all__ = [
     "SECOND_PERSON",
     "SHORT_FORMS",
     "STOP",
+    "fold_bounds",
     "plain_words",
     "root",
     "stem",
@@ -60,11 +61,6 @@ _ABSORBED = tuple(
         (r"can not", "unable to"),
         (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
         (r"whether or not", "whether"),
-        # A bound, not a refusal: "in by Friday" is "in no later than Friday".
-        (r"(?:no|not) later than", "by"),
-        (r"(?:no|not) (?:earlier|sooner) than", "from"),
-        (r"(?:no|not) more than|(?:a )?maximum of|up to(?= \d)", "at most"),
-        (r"(?:no|not) (?:less|fewer) than|(?:a )?minimum of", "at least"),
         # One phrase, where "in" and "out" are no opposites ("check in", "check out").
         (r"fill(s|ed|ing)? out", r"fill\1 in"),
         # Verbs and phrases that refuse as "not" does: "avoid overwriting" is "do not
@@ -84,6 +80,47 @@ _ABSORBED = tuple(
         (r"rather than", "not"),
     )
 )
+# A bound, not a refusal: "in by Friday" is "in no later than Friday" and "must not arrive
+# later than Friday"; "up to 50" is "no more than 50" and "a maximum of 50". Folded before
+# the negations, so that "can not" is still whole here.
+_NEGATED_AUX = (
+    r"(?:(?:do|does|did|should|must|can|could|will|would|shall|is|are|was|were|need|may)"
+    r" not|never) ((?:[a-z']+ ){0,2}?)(?:any )?"
+)
+_BOUND = r"(?:no|not|never) (?:any )?"
+_BOUNDS = tuple(
+    (re.compile(rf"\b{pattern}\b"), word)
+    for pattern, word in (
+        (rf"{_NEGATED_AUX}later than", r"\1by"),
+        (rf"{_NEGATED_AUX}(?:earlier|sooner) than", r"\1from"),
+        (rf"{_NEGATED_AUX}more than", r"\1at most"),
+        (rf"{_NEGATED_AUX}(?:less|fewer) than", r"\1at least"),
+        (rf"{_BOUND}later than", "by"),
+        (rf"{_BOUND}(?:earlier|sooner) than", "from"),
+        (rf"{_BOUND}more than|(?:a )?maximum of|max\.?(?= \d)", "at most"),
+        (rf"{_BOUND}(?:less|fewer) than|(?:a )?minimum of|min\.?(?= \d)", "at least"),
+    )
+)
+# "up to 50" is a bound, but "round the totals up to 2 decimal places" goes one way.
+_UP_TO = re.compile(r"\bup to(?= \d)")
+_ROUNDING = re.compile(r"\b(?:round|rounds|rounded|rounding|scale|scaled|scaling)\b[^.;!?]*$")
+
+
+def _up_to(lowered: str) -> str:
+    return _UP_TO.sub(
+        lambda m: m.group(0) if _ROUNDING.search(lowered[: m.start()]) else "at most", lowered
+    )
+
+
+def fold_bounds(lowered: str) -> str:
+    """A lower-cased text with its bounds in one spelling each ("no later than" is "by")."""
+    for pattern, replacement in _CONTRACTIONS:
+        lowered = pattern.sub(replacement, lowered)
+    for pattern, word in _BOUNDS:
+        lowered = pattern.sub(word, lowered)
+    return _up_to(lowered)
+
+
 # "non" stands alone once "non-smoking" is cut into words: "smoking" against "non-smoking" is
 # a flip, "not urgent" against "non-urgent" a rewording.
 NEGATIONS = frozenset({"not", "no", "never", "nothing", "none", "nobody", "neither", "nor", "non"})
@@ -192,17 +229,19 @@ def plain_words(text: str) -> list[str]:
 # "US" in capitals is the country, not "us": "EU traffic" / "US traffic" is a place swapped,
 # not a pronoun dropped. A text in capitals throughout ("LET US KNOW") says nothing by case.
 _COUNTRY_US = re.compile(r"\bUS\b")
+_COUNTRY = re.compile(
+    r"\bU\.S\.(?:A\.)?|\bUSA\b|\bUnited States(?: of America)?\b|(?<=\bthe )States\b"
+)
 
 
 def _country(text: str) -> str:
+    text = _COUNTRY.sub("usa", text)
     return _COUNTRY_US.sub("usa", text) if any(c.islower() for c in text) else text
 
 
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
-    lowered = _GROUPED.sub("", _country(text).lower())
-    for pattern, replacement in _CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
+    lowered = fold_bounds(_GROUPED.sub("", _country(text).lower()))
     for pattern, word in _ABSORBED:
         lowered = pattern.sub(word, lowered)
     return _WORD.findall(lowered)

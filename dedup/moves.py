@@ -60,8 +60,11 @@ _SWITCHERS = frozenset(
 _BOUNDS = frozenset({"by", "from", "until"})
 _TIMES = frozenset(
     "next end eod eow close noon midday midnight lunch tonight morning afternoon evening"
-    " then now".split()
+    " then now weekend christmas easter deadline launch".split()
 )
+_CLOCK = frozenset({"am", "pm", "a", "p", "o'clock", "oclock", "h", "hrs", "utc", "cet", "gmt"})
+_QUARTER = re.compile(r"q[1-4]")
+_SIDES = frozenset({"front", "back"})
 # Opposites that only word-for-word tell apart, because both often stand elsewhere in one
 # text: "Turn off the flag until Legal signs off on it" / "Turn on the flag until …",
 # "Lena on call until Friday" / "… from Friday", "in by Friday" / "in after Friday",
@@ -229,26 +232,55 @@ def opposites_in_place(
     for before, after, i, j in replaced.placed:
         if (stem(before), stem(after)) not in _IN_PLACE:
             continue
-        if before in _PARTICLES and not (_switched(old, i) or _switched(new, j)):
-            continue
+        if before in _PARTICLES:
+            # "out front" / "in front" say where, not which way.
+            if _next(old, i) in _SIDES or _next(new, j) in _SIDES:
+                continue
+            anchors = (_switcher(old, i), _switcher(new, j))
+            if anchors == (None, None):
+                continue
+        else:
+            anchors = (i, j)
         if {before, after} & _BOUNDS and not (_timed(old, i) and _timed(new, j)):
             continue
-        found.append((f"reversed in place: {before} → {after}", i, j))
+        found.append((f"reversed in place: {before} → {after}", anchors[0] or i, anchors[1] or j))
     return found
 
 
-def _switched(words: list[str], at: int) -> bool:
-    return not _SWITCHERS.isdisjoint(words[max(0, at - 4) : at])
+def _next(words: list[str], at: int) -> str:
+    return words[at + 1] if at + 1 < len(words) else ""
+
+
+def _switcher(words: list[str], at: int) -> int | None:
+    """Where the verb that switches stands, four words before the particle at most."""
+    for k in range(at - 1, max(-1, at - 5), -1):
+        if words[k] in _SWITCHERS:
+            return k
+    return None
 
 
 def _timed(words: list[str], at: int) -> bool:
-    """Whether a time follows the word at ``at`` ("until Friday", "by 5 pm", "after the
-    14th"), and the word is no joint of a repetition ("day by day")."""
-    following = words[at + 1 : at + 3]
+    """Whether a time follows the word at ``at`` ("until Friday", "by 5 pm", "by 17:00",
+    "after the 14th", "from Q3"), and the word is no joint of a repetition ("day by day").
+    A bare count is no time ("feedback from 120 customers")."""
+    following = words[at + 1 : at + 4]
     if not following or (at > 0 and words[at - 1] == following[0]):
         return False
-    first = following[1] if following[0] == "the" and len(following) > 1 else following[0]
-    return first[:1].isdigit() or first in DAY_WORDS or first in _TIMES
+    if following[0] in ("the", "mid") and len(following) > 1:
+        following = following[1:]
+    first, then = following[0], following[1] if len(following) > 1 else ""
+    if first in DAY_WORDS or first in _TIMES or _QUARTER.fullmatch(first):
+        return True
+    if not first[:1].isdigit():
+        return False
+    # "17:00" is two words here; "5 pm", "3pm", "14th", "2025", "9 March".
+    return (
+        then[:1].isdigit()
+        or then in _CLOCK
+        or then in DAY_WORDS
+        or first.endswith(("am", "pm", "st", "nd", "rd", "th"))
+        or (len(first) == 4 and first[:2] in ("19", "20"))
+    )
 
 
 def person_swapped(replaced: Replacements) -> str | None:

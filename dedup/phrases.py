@@ -67,13 +67,18 @@ def excused(phrase: Phrase, stored: str = "", proposed: str = "") -> bool:
         return not any(stem(w) in _OPPOSABLE for side in plain for w in side)
     if _joined(before, after) or _joined(after, before):
         return True
-    return _acronym(before, stored) or _acronym(after, proposed)
+    if _acronym(before, stored) or _acronym(after, proposed):
+        return True
+    return _initials(before, after, proposed) or _initials(after, before, stored)
 
 
 def _joined(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-    """One word written split, or clipped in the joining: "copay" for "co payment"."""
+    """One word written split, clipped in the joining ("copay" for "co payment"), or
+    clipped ("prod" for "production environment", "retro" for "sprint retrospective")."""
     joined = "".join(long)
     if "".join(short) == joined:
+        return True
+    if len(short) == 1 and len(short[0]) >= 4 and any(w.startswith(short[0]) for w in long):
         return True
     return (
         len(short) == 1
@@ -98,3 +103,16 @@ def _acronym(side: tuple[str, ...], text: str) -> bool:
         w for m in _CAPITALS.finditer(text) if len(m.group(0)) > 1 for w in words(m.group(0))
     }
     return all(w in written for w in side)
+
+
+def _initials(short: tuple[str, ...], long: tuple[str, ...], text: str) -> bool:
+    """A short form in lower case that is the initials of the long side as written there,
+    small words included: "eod" for "end of day", "wfh" for "working from home" (but "cab"
+    is no "city bus")."""
+    if len(short) != 1 or len(long) < 2:
+        return False
+    gap = r"[^\w]+(?:[\w'\u2019]+[^\w]+){0,2}?"
+    span = re.search(r"\b" + gap.join(map(re.escape, long)) + r"\b", text.lower())
+    if span is None:
+        return False
+    return "".join(w[0] for w in words(span.group(0))) == short[0]

@@ -409,9 +409,10 @@ class RuleVerifier:
             return flipped
         negation_moved = _negation(pair.old, pair.new) is not None
         for reason, i, j in opposites_in_place(replaced, pair.old, pair.new):
-            # A negation that came or went just before the opposite reverses it back: "Don't
-            # leave the heater on" / "Turn the heater off". One elsewhere leaves it standing.
-            if negation_moved and (_negated_near(pair.old, i) or _negated_near(pair.new, j)):
+            # A negation that came or went over the opposite, or over the verb that switches,
+            # reverses it back: "Don't leave the heater on" / "Turn the heater off". One
+            # elsewhere leaves it standing ("No worries, switch the heater off").
+            if negation_moved and (_negates(pair.old, i) or _negates(pair.new, j)):
                 continue
             return reason
         return None
@@ -547,8 +548,14 @@ _NOW_OR_SOON = frozenset(
 )
 
 
-def _negated_near(words: list[str], at: int) -> bool:
-    return any(map(_negating, words[max(0, at - _NEGATION_REACH) : at]))
+def _negates(words: list[str], at: int) -> bool:
+    """Whether a negation before ``at`` governs the word there, or one just before it."""
+    for k in range(max(0, at - _NEGATION_REACH), at):
+        if _negating(words[k]):
+            governed = _governed_at(words, k) if words[k] in NEGATIONS else k
+            if governed is not None and at - 3 <= governed <= at:
+                return True
+    return False
 
 
 def _negating(word: str) -> bool:

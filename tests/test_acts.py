@@ -55,6 +55,10 @@ def _changed(a: str, b: str) -> str | None:
             "Prior authorization for home oxygen to be submitted to Beacon Mutual today.",
         ),
         (
+            "Called for a taxi at 6, luggage to be collected at 5",
+            "Called for a taxi at 6, luggage collected at 5",
+        ),
+        (
             "Approve the £45 tail-lift surcharge from Ferrow Transport.",
             "The £45 tail-lift surcharge from Ferrow Transport was approved.",
         ),
@@ -116,6 +120,14 @@ def test_a_request_against_its_report_or_question(first: str, second: str) -> No
         (
             "Felix wants SSO enabled before the rollout",
             "Felix asked for SSO to be enabled before the rollout",
+        ),
+        (
+            "Ask the landlord for the boiler to be serviced",
+            "Ask the landlord to get the boiler serviced",
+        ),
+        (
+            "Please double-check that the new laptops for the Oslo team were imaged",
+            "Double-check the new laptops for the Oslo team were imaged",
         ),
         (
             "Felix wants SSO enabled before the rollout, and the CRM import finished by Friday",

@@ -24,6 +24,9 @@ from tooldedup.dedup.bounds import bound_reversed
             True,
         ),
         ("Order more than 3, no more than 9", "Order more than 3 and more than 9", False),
+        # A negation on the verb negates the bound.
+        ("It should be no more than two pages", "It shouldn't be more than two pages", False),
+        ("It should not be longer than two pages", "It should be longer than two pages", True),
     ],
 )
 def test_bound_reversed(stored: str, proposed: str, reversed_: bool) -> None:

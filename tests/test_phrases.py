@@ -41,6 +41,10 @@ def test_phrase_swap(old: str, new: str, phrase: object) -> None:
         (("q", "a"), ("questions", "answers"), ("Add a Q&A slot", ""), True),
         (("iems",), ("ear", "monitors"), ("Book 2 IEMs", ""), True),
         (("copay",), ("co", "payment"), ("", ""), True),
+        # Initials in lower case, small words included as written; a clipped word.
+        (("eod",), ("end", "day"), ("", "send it by end of day"), True),
+        (("wfh",), ("working", "home"), ("", "I'm working from home"), True),
+        (("prod",), ("production", "environment"), ("", ""), True),
         # Lower case is no short form: "cab" is no "city bus".
         (("cab",), ("city", "bus"), ("Book a cab", ""), False),
         (("po",), ("purchase", "order"), ("send the po today", ""), False),

@@ -850,6 +850,69 @@ VERIFIER = RuleVerifier(_cosine)
             "unsure",
             "one phrase swapped",
         ),
+        # 0.11, second review: a count is no time, "out front" says where, a negation
+        # elsewhere leaves an opposite standing, a bound negated by its verb.
+        (
+            "We got feedback from 120 customers on the new checkout flow",
+            "We got feedback by 120 customers on the new checkout flow",
+            "confirmed",
+            "only function words",
+        ),
+        (
+            "Keep the lab closed until 17:00 for the audit team",
+            "Keep the lab closed from 17:00 for the audit team",
+            "different",
+            "reversed in place: until → from",
+        ),
+        (
+            "Leave the bins out front on Tuesday night for the collection",
+            "Leave the bins in front on Tuesday night for the collection",
+            "no_objection",
+            None,
+        ),
+        (
+            "No worries, switch the heater off before the guests arrive",
+            "Also, switch the heater on before the guests arrive",
+            "different",
+            "reversed",
+        ),
+        (
+            "The summary for the board should be no more than two pages",
+            "The summary for the board shouldn't be more than two pages",
+            "confirmed",
+            None,
+        ),
+        (
+            "Buy Ana a farewell gift and spend no more than $60",
+            "Buy Ana a farewell gift but don't spend more than $60",
+            "confirmed",
+            None,
+        ),
+        (
+            "Round the invoice totals up to 2 decimal places",
+            "Round the invoice totals down to 2 decimal places",
+            "different",
+            "reversed",
+        ),
+        (
+            "Open a US entity for the new sales team",
+            "Open a United States entity for the new sales team",
+            "confirmed",
+            "same words",
+        ),
+        (
+            "Please send the revised budget to Hannah by eod and copy in Marco",
+            "Please send the revised budget to Hannah by end of day and copy in Marco",
+            "no_objection",
+            None,
+        ),
+        (
+            "Roll back the checkout service in prod to the previous version tonight",
+            "Roll back the checkout service in the production environment to the previous"
+            " version tonight",
+            "no_objection",
+            None,
+        ),
         # A negation that came with the opposite reverses it back.
         (
             "Don't leave the water heater on when we head to the airport on Saturday",

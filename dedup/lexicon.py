@@ -19,7 +19,6 @@ __all__ = [
     "SECOND_PERSON",
     "SHORT_FORMS",
     "STOP",
-    "fold_bounds",
     "plain_words",
     "root",
     "stem",
@@ -112,7 +111,7 @@ def _up_to(lowered: str) -> str:
     )
 
 
-def fold_bounds(lowered: str) -> str:
+def _fold_bounds(lowered: str) -> str:
     """A lower-cased text with its bounds in one spelling each ("no later than" is "by")."""
     for pattern, replacement in _CONTRACTIONS:
         lowered = pattern.sub(replacement, lowered)
@@ -241,7 +240,7 @@ def _country(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
-    lowered = fold_bounds(_GROUPED.sub("", _country(text).lower()))
+    lowered = _fold_bounds(_GROUPED.sub("", _country(text).lower()))
     for pattern, word in _ABSORBED:
         lowered = pattern.sub(word, lowered)
     return _WORD.findall(lowered)

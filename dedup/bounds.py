@@ -18,6 +18,7 @@ _THAN = re.compile(rf"\b({_COMPARATIVES})\s+than\b")
 # be more than two pages".
 _NEGATION = re.compile(r"\b(?:no|not|never|cannot)\b|n['\u2019]t\b")
 _CLAUSE_END = re.compile(r"[,;:.!?]")
+_LOOK_BACK = 60
 
 
 def _bounds(text: str) -> tuple[set[str], set[str]]:
@@ -25,7 +26,10 @@ def _bounds(text: str) -> tuple[set[str], set[str]]:
     negated: set[str] = set()
     bare: set[str] = set()
     for found in _THAN.finditer(text):
-        before = _CLAUSE_END.split(text[: found.start()])[-1].split()[-4:]
+        # Only the clause's last few words: a hostile text of many bounds costs no more
+        # than a plain one.
+        window = text[max(0, found.start() - _LOOK_BACK) : found.start()]
+        before = _CLAUSE_END.split(window)[-1].split()[-4:]
         (negated if _NEGATION.search(" ".join(before)) else bare).add(found.group(1))
     return negated, bare
 

@@ -107,7 +107,12 @@ _ROUNDING = re.compile(r"\b(?:round|rounds|rounded|rounding|scale|scaled|scaling
 
 def _up_to(lowered: str) -> str:
     return _UP_TO.sub(
-        lambda m: m.group(0) if _ROUNDING.search(lowered[: m.start()]) else "at most", lowered
+        lambda m: (
+            m.group(0)
+            if _ROUNDING.search(lowered[max(0, m.start() - 80) : m.start()])
+            else "at most"
+        ),
+        lowered,
     )
 
 

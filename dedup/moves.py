@@ -57,7 +57,7 @@ _SWITCHERS = frozenset(
     " powered toggle toggled move moved moving keep kept leave left lock locked roll rolled"
     " phase phased scale scaled ramp ramped dial dialed".split()
 )
-_BOUNDS = frozenset({"by", "from", "until"})
+_TIME_BOUNDS = frozenset({"by", "from", "until"})
 _TIMES = frozenset(
     "next end eod eow close noon midday midnight lunch tonight morning afternoon evening"
     " then now weekend christmas easter deadline launch".split()
@@ -241,9 +241,15 @@ def opposites_in_place(
                 continue
         else:
             anchors = (i, j)
-        if {before, after} & _BOUNDS and not (_timed(old, i) and _timed(new, j)):
+        if {before, after} & _TIME_BOUNDS and not (_timed(old, i) and _timed(new, j)):
             continue
-        found.append((f"reversed in place: {before} → {after}", anchors[0] or i, anchors[1] or j))
+        found.append(
+            (
+                f"reversed in place: {before} → {after}",
+                i if anchors[0] is None else anchors[0],
+                j if anchors[1] is None else anchors[1],
+            )
+        )
     return found
 
 

@@ -26,6 +26,11 @@ _PARTICLES = frozenset(
 # "tell", "I'd prefer" for "give me", "I want" for "I'd like".
 _LIGHT = frozenset("let make give take get go have keep want like prefer need".split())
 
+# A short form written in capitals: "ETA", "WFH", "Q&A", "T&Cs", "PO".
+_CAPITALS = re.compile(r"\b[A-Z][A-Z0-9]*(?:&[A-Z][a-z]?)*[A-Z0-9]?(?:s|['\u2019]s)?\b")
+# Verbs with an opposite: said as a phrasal verb, they may hide a reversal.
+_OPPOSABLE = frozenset(w for pair in ANTONYM_STEMS for w in pair)
+
 Phrase = tuple[tuple[str, ...], tuple[str, ...]]
 
 
@@ -87,11 +92,6 @@ def _joined(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
         and len(short[0]) - len(long[0]) >= 3
         and joined.startswith(short[0])
     )
-
-
-# A short form written in capitals: "ETA", "WFH", "Q&A", "T&Cs", "PO".
-_CAPITALS = re.compile(r"\b[A-Z][A-Z0-9]*(?:&[A-Z][a-z]?)*[A-Z0-9]?(?:s|['\u2019]s)?\b")
-_OPPOSABLE = frozenset(w for pair in ANTONYM_STEMS for w in pair)
 
 
 def _acronym(side: tuple[str, ...], text: str) -> bool:

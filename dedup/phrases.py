@@ -72,7 +72,7 @@ def excused(phrase: Phrase, stored: str = "", proposed: str = "") -> bool:
         return not any(stem(w) in _OPPOSABLE for side in plain for w in side)
     if _joined(before, after) or _joined(after, before):
         return True
-    if _acronym(before, stored) or _acronym(after, proposed):
+    if _acronym(before, stored, after, proposed) or _acronym(after, proposed, before, stored):
         return True
     return _initials(before, after, proposed) or _initials(after, before, stored)
 
@@ -94,15 +94,19 @@ def _joined(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     )
 
 
-def _acronym(side: tuple[str, ...], text: str) -> bool:
+def _acronym(side: tuple[str, ...], text: str, other: tuple[str, ...], other_text: str) -> bool:
     """Whether every word of a side of at most two words comes from a short form written in
-    capitals in its text ("Q&A" is "q" and "a")."""
-    if len(side) > 2:
+    capitals in its text ("Q&A" is "q" and "a"), and the other side has none ("SSH" for
+    "AWS access" is one thing for another)."""
+    if len(side) > 2 or not _capitalised(other_text).isdisjoint(other):
         return False
-    written = {
-        w for m in _CAPITALS.finditer(text) if len(m.group(0)) > 1 for w in words(m.group(0))
-    }
+    written = _capitalised(text)
     return all(w in written for w in side)
+
+
+def _capitalised(text: str) -> set[str]:
+    """The words of the short forms a text writes in capitals."""
+    return {w for m in _CAPITALS.finditer(text) if len(m.group(0)) > 1 for w in words(m.group(0))}
 
 
 def _initials(short: tuple[str, ...], long: tuple[str, ...], text: str) -> bool:

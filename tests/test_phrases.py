@@ -45,6 +45,8 @@ def test_phrase_swap(old: str, new: str, phrase: object) -> None:
         (("eod",), ("end", "day"), ("", "send it by end of day"), True),
         (("wfh",), ("working", "home"), ("", "I'm working from home"), True),
         (("prod",), ("production", "environment"), ("", ""), True),
+        # One short form for another is one thing for another.
+        (("ssh",), ("aws", "access"), ("Rotate the SSH keys", "Rotate the AWS access keys"), False),
         # Lower case is no short form: "cab" is no "city bus".
         (("cab",), ("city", "bus"), ("Book a cab", ""), False),
         (("po",), ("purchase", "order"), ("send the po today", ""), False),

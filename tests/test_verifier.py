@@ -865,6 +865,12 @@ VERIFIER = RuleVerifier(_cosine)
             "reversed in place: until → from",
         ),
         (
+            "Please enable international payments on my card ending 4417 from May 3",
+            "Please enable international payments on my card ending 4417 until May 3",
+            "different",
+            "reversed in place: from → until",
+        ),
+        (
             "Leave the bins out front on Tuesday night for the collection",
             "Leave the bins in front on Tuesday night for the collection",
             "no_objection",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["DAY_WORDS", "critical_tokens", "one_unit_or_day", "slot_values"]
+__all__ = ["DAY_WORDS", "MONTH_ABBREV", "critical_tokens", "one_unit_or_day", "slot_values"]
 
 _NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
@@ -57,7 +57,7 @@ DAY_WORDS = _WEEKDAYS | frozenset(
     }
 )  # fmt: skip
 # Words that are dates only next to a number ("may" is a verb, "mar" a noun).
-_MONTH_ABBREV = {
+MONTH_ABBREV = {
     "jan": "january", "feb": "february", "mar": "march", "apr": "april",
     "may": "may", "jun": "june", "jul": "july", "aug": "august", "sep": "september",
     "sept": "september", "oct": "october", "nov": "november", "dec": "december",
@@ -311,8 +311,8 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 units.append(_CURRENCY[word])
             elif after and word in _ORDINAL_SUFFIX:
                 tokens.append("ord")
-            elif word in _MONTH_ABBREV and _next_to_number(matches, i):
-                tokens.append(_MONTH_ABBREV[word])
+            elif word in MONTH_ABBREV and _next_to_number(matches, i):
+                tokens.append(MONTH_ABBREV[word])
             elif word in _WEEKDAY_ABBREV and _is_weekday(text, matches, i):
                 tokens.append(_WEEKDAY_ABBREV[word])
             elif after and word in ("am", "pm") and tokens:
@@ -352,7 +352,7 @@ def slot_values(text: str) -> dict[str, frozenset[str]]:
     for name, value in bound:
         key = name.lower().removesuffix("'s")
         # "from March 3 to March 10" is a range of dates, not 3 given to someone named March.
-        if key not in DAY_WORDS and key not in _MONTH_ABBREV:
+        if key not in DAY_WORDS and key not in MONTH_ABBREV:
             # "$1,200.00" and "1200" are one value.
             values.setdefault(key, set()).add(_ZERO_DECIMALS.sub("", value.replace(",", "")))
     return {name: frozenset(found) for name, found in values.items()}

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from tooldedup.dedup.critical import DAY_WORDS, slot_values
+from tooldedup.dedup.critical import DAY_WORDS, MONTH_ABBREV, slot_values
 from tooldedup.dedup.lexicon import (
     ANTONYM_STEMS,
     DIRECTION,
@@ -64,7 +64,6 @@ _TIMES = frozenset(
 )
 _CLOCK = frozenset({"am", "pm", "a", "p", "o'clock", "oclock", "h", "hrs", "utc", "cet", "gmt"})
 _QUARTER = re.compile(r"q[1-4]")
-_SHORT_MONTHS = frozenset("may jan feb mar apr jun jul aug sep sept oct nov dec".split())
 _SIDES = frozenset({"front", "back"})
 # Opposites that only word-for-word tell apart, because both often stand elsewhere in one
 # text: "Turn off the flag until Legal signs off on it" / "Turn on the flag until …",
@@ -279,7 +278,7 @@ def _timed(words: list[str], at: int) -> bool:
     if first in DAY_WORDS or first in _TIMES or _QUARTER.fullmatch(first):
         return True
     # "May 3", "Sept 14": a month that is a word as well only before its day.
-    if first in _SHORT_MONTHS and then[:1].isdigit():
+    if first in MONTH_ABBREV and then[:1].isdigit():
         return True
     if not first[:1].isdigit():
         return False

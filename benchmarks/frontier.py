@@ -6,8 +6,9 @@ shipped defaults cannot beat, not a result they could reach. Three families are 
 - ``funnel``: rules and pair model as served (``ModelVerifier``), every ``min_logit_same``,
   ``min_logit_confirm`` and ``min_cosine_confirmed`` of a fine grid;
 - ``funnel, doubt lifted``: the same, and a rule's doubt (``unsure``) lifted by the model at
-  or above a bar, which 0.10 tried and did not ship;
-- ``model alone``: no rules at all, a match merged at or above a cosine floor and a logit.
+  or above a bar, which 0.6 tried and did not ship;
+- ``model alone``: no rules at all, a match merged at or above a cosine floor and a logit
+  (and a pair too long for the model never).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ FUNNEL, LIFTED, ALONE = "funnel", "funnel, doubt lifted", "model alone"
 _SAME = [float(round(x, 2)) for x in np.arange(-6.0, 6.01, 0.5)]
 _CONFIRM: list[float | None] = [None, *(float(round(x, 2)) for x in np.arange(-2.0, 6.01, 0.5))]
 _LOW = [0.85, 0.80, 0.75, 0.70, 0.65, 0.60, 0.50, 0.0]
-_LIFT = [0.0, 2.0, 4.0]
 _ALONE = [float(round(x, 2)) for x in np.arange(-6.0, 8.01, 0.25)]
+_ALONE_LOW = [0.95, 0.90, *_LOW]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +48,7 @@ class Columns:
 
 @dataclass(frozen=True, slots=True)
 class Point:
-    """One setting and the share of each kind it merges."""
+    """One setting, the share of each kind it merges and how many distinct pairs."""
 
     family: str
     min_logit_same: float | None
@@ -117,14 +118,17 @@ def merged(
 
 
 def _alone(c: Columns, same: float, low: float) -> np.ndarray:
-    """No rules: a fuzzy or semantic match merged at or above the logit and the floor."""
-    reads_same = np.isnan(c.logit) | (np.nan_to_num(c.logit) >= same)
+    """No rules: a fuzzy or semantic match merged at or above the logit and the floor, and
+    none the model cannot read."""
+    reads_same = ~np.isnan(c.logit) & (np.nan_to_num(c.logit) >= same)
     merge: np.ndarray = c.exact | (c.fuzzy & reads_same) | ((c.cosine >= low) & reads_same)
     return merge
 
 
 def _rates(c: Columns, merge: np.ndarray) -> dict[str, float]:
-    return {kind: float(merge[c.kind == kind].mean()) for kind in KINDS}
+    """The share of each kind merged, and under ``distinct`` how many distinct pairs."""
+    shares = {kind: float(merge[c.kind == kind].mean()) for kind in KINDS}
+    return {**shares, "distinct": float(merge[c.kind != "paraphrase"].sum())}
 
 
 def sweep(c: Columns) -> Iterator[Point]:
@@ -137,12 +141,12 @@ def sweep(c: Columns) -> Iterator[Point]:
                 yield Point(
                     FUNNEL, same, confirm, low, None, _rates(c, merged(c, same, confirm, low))
                 )
-                for lift in _LIFT:
-                    if lift >= same:
-                        rates = _rates(c, merged(c, same, confirm, low, lift))
-                        yield Point(LIFTED, same, confirm, low, lift, rates)
+                # A bar under min_logit_same lifts what passes it: the same as lifting there.
+                for lift in (x for x in _SAME if x >= same):
+                    rates = _rates(c, merged(c, same, confirm, low, lift))
+                    yield Point(LIFTED, same, confirm, low, lift, rates)
     for same in _ALONE:
-        for low in _LOW:
+        for low in _ALONE_LOW:
             yield Point(ALONE, same, None, low, None, _rates(c, _alone(c, same, low)))
 
 
@@ -181,4 +185,5 @@ def _row(family: str, bound: str, point: Point | None) -> dict[str, object]:
         "min_cosine_confirmed": point.min_cosine_confirmed,
         "lift_doubt_at": point.lift_doubt_at,
         **{f"{kind}_merged": round(point.merged[kind], 4) for kind in KINDS},
+        "distinct_merged": int(point.merged["distinct"]),
     }

@@ -250,21 +250,25 @@ def _frontier_markdown(report: dict[str, object], bar: Callable[[object], str]) 
         "Each bound's best setting, chosen on these very pairs (`benchmarks/frontier.py`), so"
         " every figure is optimistic: what the shipped defaults cannot beat. `funnel` is the"
         " rules and pair model as served; `doubt lifted` also lets the model lift a rule's"
-        " `unsure`; `model alone` has no rules. — in the bound's columns: no setting reaches it.",
+        " `unsure`; `model alone` has no rules, merges no pair too long for the model, and its"
+        ' "confirmed from" is its one cosine floor. — in the bound\'s columns: no setting'
+        " reaches it. Distinct pairs are different content and hard negatives together.",
         "",
         "| family | bound | same < | confirm ≥ | confirmed from | doubt lifted ≥"
-        " | paraphrases found | different merged | hard negatives merged |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        " | paraphrases found | different merged | hard negatives merged | distinct pairs merged |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in found:
         if "paraphrase_merged" not in row:
-            lines.append(f"| {row['family']} | {row['bound']} | — | — | — | — | — | — | — |")
+            lines.append(f"| {row['family']} | {row['bound']} |" + " — |" * 8)
             continue
         shares = [f"{100 * float(row[f'{kind}_merged']):.1f}%" for kind in KINDS]
         lines.append(
             f"| {row['family']} | {row['bound']} | {bar(row['min_logit_same'])}"
             f" | {bar(row['min_logit_confirm'])} | {float(row['min_cosine_confirmed']):.2f}"
-            f" | {bar(row['lift_doubt_at'])} | " + " | ".join(shares) + " |"
+            f" | {bar(row['lift_doubt_at'])} | "
+            + " | ".join(shares)
+            + f" | {row['distinct_merged']} |"
         )
     return lines
 

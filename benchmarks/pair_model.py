@@ -1,6 +1,6 @@
 """The pair model measured on the held-out half: ranking, its bars through the funnel, its cost.
 
-    python -m benchmarks.pair_model [--model DIR] [--runs 3]
+    python -m benchmarks.pair_model [--model DIR --name NAME] [--runs 3]
 
 The pairs are the held-out half's free-text pairs (``paraphrase`` against ``different`` and
 ``hard_negative``, each reduced to the field that differs), the ones the model never saw. Each
@@ -274,16 +274,23 @@ def _frontier_markdown(report: dict[str, object], bar: Callable[[object], str]) 
 
 
 def main() -> None:
-    """Measure; write ``results/pair-model.{json,md}``."""
+    """Measure; write ``results/<name>.{json,md}``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--model", type=Path, default=None, help="pair-model folder")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument(
+        "--name",
+        default="pair-model",
+        help="results file name, for a model other than the shipped one",
+    )
     args = parser.parse_args()
+    if not args.name or not all(c.isalnum() or c in "-_." for c in args.name):
+        parser.error("--name takes letters, digits, '-', '_' and '.'")
     report = measure(args.model, args.runs)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "pair-model.json").write_text(json.dumps(report, indent=2) + "\n")
+    (RESULTS / f"{args.name}.json").write_text(json.dumps(report, indent=2) + "\n")
     text = _markdown(report, args.runs)
-    (RESULTS / "pair-model.md").write_text(text)
+    (RESULTS / f"{args.name}.md").write_text(text)
     print(text)
 
 

@@ -214,8 +214,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--pairs", type=Path, default=PAIRS, help="labelled pairs (JSONL)")
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--fraction",
+        type=float,
+        default=1.0,
+        help="train on this share of the calibration half's pairs, drawn by --seed",
+    )
     args = parser.parse_args(argv)
+    if not 0.0 < args.fraction <= 1.0:
+        parser.error("--fraction must be over 0 and at most 1")
     pairs, _ = text_pairs(args.pairs)
+    if args.fraction < 1.0:
+        pairs = random.Random(args.seed).sample(pairs, round(args.fraction * len(pairs)))
     source = source_model_dir()
     started = time.perf_counter()
     model = train(pairs, source, epochs=args.epochs, seed=args.seed)

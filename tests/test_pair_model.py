@@ -19,6 +19,7 @@ from tests.helpers import EMAIL, check, complete
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.calibration.train_pair_model import TextPair, _batches, export, text_pairs, train
+from tooldedup.calibration.train_pair_model import main as train_main
 from tooldedup.dedup.errors import ConfigurationError
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.protocols import Embedder, PairScorer
@@ -227,6 +228,17 @@ def test_the_training_script_exports_a_model_the_service_loads(tmp_path: Path) -
     logit = scorer.score("Approve invoice 12", "Reject invoice 12")
     assert logit is not None
     assert math.isfinite(logit)
+
+
+@pytest.mark.parametrize("fraction", ["0", "-0.5", "1.5", "nan", "inf"])
+def test_a_share_of_the_training_pairs_outside_0_to_1_is_refused(
+    fraction: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        train_main(["--fraction", fraction, "--out", str(tmp_path / "model")])
+    assert exited.value.code == 2
+    assert "--fraction must be over 0 and at most 1" in capsys.readouterr().err
+    assert not (tmp_path / "model").exists()
 
 
 @pytest.mark.parametrize(

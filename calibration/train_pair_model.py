@@ -226,6 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     pairs, _ = text_pairs(args.pairs)
     if args.fraction < 1.0:
         pairs = random.Random(args.seed).sample(pairs, round(args.fraction * len(pairs)))
+    if not pairs:
+        parser.error("no pair to train on (--pairs, --fraction)")
     source = source_model_dir()
     started = time.perf_counter()
     model = train(pairs, source, epochs=args.epochs, seed=args.seed)

@@ -241,6 +241,16 @@ def test_a_share_of_the_training_pairs_outside_0_to_1_is_refused(
     assert not (tmp_path / "model").exists()
 
 
+def test_a_share_too_small_for_one_pair_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        train_main(["--fraction", "1e-9", "--out", str(tmp_path / "model")])
+    assert exited.value.code == 2
+    assert "no pair to train on" in capsys.readouterr().err
+    assert not (tmp_path / "model").exists()
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

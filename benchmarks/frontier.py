@@ -56,6 +56,7 @@ class Point:
     min_cosine_confirmed: float
     lift_doubt_at: float | None
     merged: dict[str, float]
+    distinct_merged: int
 
 
 def columns(
@@ -125,10 +126,18 @@ def _alone(c: Columns, same: float, low: float) -> np.ndarray:
     return merge
 
 
-def _rates(c: Columns, merge: np.ndarray) -> dict[str, float]:
-    """The share of each kind merged, and under ``distinct`` how many distinct pairs."""
+def _point(
+    c: Columns,
+    merge: np.ndarray,
+    family: str,
+    same: float,
+    confirm: float | None,
+    low: float,
+    lift: float | None,
+) -> Point:
     shares = {kind: float(merge[c.kind == kind].mean()) for kind in KINDS}
-    return {**shares, "distinct": float(merge[c.kind != "paraphrase"].sum())}
+    distinct = int(merge[c.kind != "paraphrase"].sum())
+    return Point(family, same, confirm, low, lift, shares, distinct)
 
 
 def sweep(c: Columns) -> Iterator[Point]:
@@ -138,16 +147,15 @@ def sweep(c: Columns) -> Iterator[Point]:
             if confirm is not None and confirm < same:
                 continue
             for low in _LOW:
-                yield Point(
-                    FUNNEL, same, confirm, low, None, _rates(c, merged(c, same, confirm, low))
-                )
+                merge = merged(c, same, confirm, low)
+                yield _point(c, merge, FUNNEL, same, confirm, low, None)
                 # A bar under min_logit_same lifts what passes it: the same as lifting there.
                 for lift in (x for x in _SAME if x >= same):
-                    rates = _rates(c, merged(c, same, confirm, low, lift))
-                    yield Point(LIFTED, same, confirm, low, lift, rates)
+                    merge = merged(c, same, confirm, low, lift)
+                    yield _point(c, merge, LIFTED, same, confirm, low, lift)
     for same in _ALONE:
         for low in _ALONE_LOW:
-            yield Point(ALONE, same, None, low, None, _rates(c, _alone(c, same, low)))
+            yield _point(c, _alone(c, same, low), ALONE, same, None, low, None)
 
 
 def frontier(points: Sequence[Point]) -> list[dict[str, object]]:
@@ -185,5 +193,5 @@ def _row(family: str, bound: str, point: Point | None) -> dict[str, object]:
         "min_cosine_confirmed": point.min_cosine_confirmed,
         "lift_doubt_at": point.lift_doubt_at,
         **{f"{kind}_merged": round(point.merged[kind], 4) for kind in KINDS},
-        "distinct_merged": int(point.merged["distinct"]),
+        "distinct_merged": point.distinct_merged,
     }

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.frontier import columns, frontier, merged, sweep
+from benchmarks.frontier import BORDERLINE, KINDS, columns, frontier, merged, sweep
 from tooldedup.calibration.samples import LabelledPair, Sample, load_pairs
 from tooldedup.calibration.scoring import score_pairs
 from tooldedup.calibration.train_pair_model import PAIRS, TextPair, text_pairs
@@ -36,7 +36,6 @@ from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_embedder, word_cosine
 
 RESULTS = Path(__file__).parent / "results"
-KINDS = ("paraphrase", "different", "hard_negative")
 NEVER = None
 # (min_logit_same, min_logit_confirm, min_cosine_confirmed)
 SETTINGS: list[tuple[float, float | None, float]] = [
@@ -86,7 +85,7 @@ def _merged(seen: Seen, same: float, confirm: float | None, low: float) -> bool:
         return True
     if sample.cosine is None:
         return False
-    if sample.cosine >= 0.85:
+    if sample.cosine >= BORDERLINE:
         # At or above the borderline band's floor, the default action (duplicate) stands.
         return passes
     confirmed = verdict is VerdictKind.CONFIRMED and not seen.negation_changed

@@ -15,9 +15,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from tooldedup.api.errors import dedup_error_response
 from tooldedup.dedup.access import KeyRing, Principal, Role, bucket
-from tooldedup.dedup.errors import DedupError, Forbidden, Throttled
+from tooldedup.dedup.errors import DedupError, Forbidden, Throttled, Unauthorized
 
 __all__ = [
+    "ACCESS_PROBE_PATH",
     "ADMINS",
     "AGENTS",
     "CALL_READERS",
@@ -27,9 +28,13 @@ __all__ = [
     "RateLimiter",
     "allow",
     "is_local_client",
+    "probed_principal",
 ]
 
 _PRINCIPAL = "tooldedup.principal"
+# Answered with or without a valid key: the review page asks it whether it needs a key, so
+# that it shows the log at once where none is needed and makes no refused request elsewhere.
+ACCESS_PROBE_PATH = "/ui/access"
 _MAX_WAIT_SECONDS = 86_400.0
 
 EVERYONE = frozenset(Role)
@@ -145,6 +150,12 @@ class AccessMiddleware:
             else:
                 principal = self._ring.authenticate(token, loopback=local)
             self._limit(principal)
+        except Unauthorized as exc:
+            if scope.get("path") != ACCESS_PROBE_PATH:
+                await dedup_error_response(exc)(scope, receive, send)
+                return
+            await self.app(scope, receive, send)  # no principal: the probe says so
+            return
         except DedupError as exc:
             response = dedup_error_response(exc)
             await response(scope, receive, send)
@@ -160,6 +171,12 @@ class AccessMiddleware:
             rate = bucket(principal.rate_per_second, principal.burst)
         if rate is not None:
             self._limiter.take(principal.key_id, *rate)
+
+
+def probed_principal(request: Request) -> Principal | None:
+    """The caller's ``Principal`` on ``ACCESS_PROBE_PATH``, or None if it would get 401."""
+    found = request.scope.get(_PRINCIPAL)
+    return found if isinstance(found, Principal) else None
 
 
 def allow(roles: frozenset[Role]) -> Callable[[Request], Principal]:

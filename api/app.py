@@ -43,6 +43,7 @@ from tooldedup.api.schemas import (
     SessionCalls,
 )
 from tooldedup.api.settings import Settings
+from tooldedup.api.version import VERSION
 from tooldedup.calibration.review import Reviewer
 from tooldedup.dedup.access import KeyRing, Principal
 from tooldedup.dedup.errors import Forbidden, InvalidInput, StoreBusy, StoreUnavailable
@@ -176,7 +177,7 @@ def create_app(
 
     app = FastAPI(
         title="tooldedup",
-        version="0.1.0",
+        version=VERSION,
         summary="Stops AI agents from running the same side-effecting tool call twice.",
         lifespan=lifespan,
     )
@@ -291,6 +292,7 @@ def create_app(
         body["store"] = store
         body["model"] = cached.model_id
         body["pair_model"] = built.pair_model
+        body["version"] = VERSION
         return JSONResponse(body, status_code=200 if health.store_up else 503)
 
     @app.get("/metrics")

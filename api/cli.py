@@ -1,4 +1,4 @@
-"""The ``tooldedup`` command: serve the API, export the decision log."""
+"""The ``tooldedup`` command: serve the API, manage keys and tenants, export the log."""
 
 from __future__ import annotations
 
@@ -10,8 +10,15 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
-from tooldedup.api.admin_cli import add_commands, burst, per_second
+from tooldedup.api.admin_cli import add_commands
+from tooldedup.api.serve_options import (
+    BadEnvironment,
+    ServeOption,
+    add_serve_options,
+    apply_environment,
+)
 from tooldedup.api.settings import EmbedderBackend, Settings
+from tooldedup.api.version import VERSION
 from tooldedup.index.settings import parse_db
 
 __all__ = ["main"]
@@ -21,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tooldedup.api.app import create_app
+    from tooldedup.api.startup import access_at_start, refusal, startup_lines
     from tooldedup.dedup.errors import DedupError
 
     try:
@@ -57,10 +65,13 @@ def _serve(args: argparse.Namespace) -> int:
     except DedupError as exc:
         print(f"tooldedup: {exc.message}", file=sys.stderr)
         return 2
-    refusal = _open_to_the_network(args.host, settings)
-    if refusal is not None:
-        print(f"tooldedup: {refusal}", file=sys.stderr)
+    access = access_at_start(settings)
+    refused = refusal(args.host, access)
+    if refused is not None:
+        print(f"tooldedup: {refused}", file=sys.stderr)
         return 2
+    for line in startup_lines(args.host, args.port, settings, access):
+        print(line, file=sys.stderr, flush=True)
     if args.workers > 1:
         from tooldedup.api.workers import SETTINGS_ENV, settings_file
         from tooldedup.index.wiring import build_service
@@ -96,36 +107,6 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _open_to_the_network(host: str, settings: Settings) -> str | None:
-    """Why serving on ``host`` would let anyone in, if it would: with no key anywhere the
-    service answers loopback callers without one, so it listens only there."""
-    import ipaddress
-
-    from tooldedup.dedup.errors import DedupError
-    from tooldedup.dedup.ledger.keys import SqlKeyStore
-    from tooldedup.index.wiring import build_ledger
-
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if loopback or settings.api_key is not None:
-        return None
-    try:
-        ledger = build_ledger(settings)
-    except DedupError:
-        return None  # the start itself reports an unreachable store
-    try:
-        if SqlKeyStore(ledger.db).has_keys():
-            return None
-    finally:
-        ledger.close()
-    return (
-        f"refusing to listen on {host} with no API key: create one first"
-        " (tooldedup keys create --role admin), or set TOOLDEDUP_API_KEY"
-    )
-
-
 def _export_log(args: argparse.Namespace) -> int:
     from tooldedup.api.admin_cli import opened_or_said
 
@@ -147,79 +128,23 @@ def _export_log(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser, shared by ``main`` and the README."""
+    """The argument parser."""
+    return _parsers()[0]
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser, list[ServeOption]]:
+    """The whole parser, ``serve``'s own, and ``serve``'s options."""
     parser = argparse.ArgumentParser(prog="tooldedup", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"tooldedup {VERSION}")
     commands = parser.add_subparsers(dest="command", required=True)
 
-    serve = commands.add_parser("serve", help="run the HTTP service")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument(
-        "--db",
-        default="tooldedup.db",
-        help="a SQLite file (a path or sqlite:///path) or a postgresql:// URL",
+    serve = commands.add_parser(
+        "serve",
+        help="run the HTTP service",
+        description="Run the HTTP service. Every option can also be set by the environment"
+        " variable named after it; the command line wins.",
     )
-    serve.add_argument(
-        "--workers",
-        type=_at_least_one,
-        default=1,
-        help="worker processes on one port; they share the ledger (either backend)",
-    )
-    serve.add_argument(
-        "--db-pool-size", type=_at_least_one, default=10, help="PostgreSQL connections per worker"
-    )
-    serve.add_argument(
-        "--db-timeout",
-        type=_positive,
-        default=2.0,
-        help="seconds to wait for the database (or a pooled connection) before answering 503",
-    )
-    serve.add_argument("--policy", type=Path, default=None, help="policy TOML file")
-    serve.add_argument(
-        "--api-key-file",
-        type=Path,
-        default=None,
-        help="a key (its first line) that is the default tenant's admin key",
-    )
-    serve.add_argument(
-        "--rate-per-second",
-        type=per_second,
-        default=None,
-        help="request rate limit of each key that has none of its own (default: none)",
-    )
-    serve.add_argument(
-        "--rate-burst", type=burst, default=None, help="requests a key may send at once"
-    )
-    serve.add_argument(
-        "--model-path",
-        type=Path,
-        default=None,
-        help="a sentence-transformers folder instead of the shipped model (tooldedup[torch])",
-    )
-    serve.add_argument(
-        "--embedder", choices=[b.value for b in EmbedderBackend], default="onnx-int8"
-    )
-    serve.add_argument(
-        "--embed-threads", type=int, default=2, help="threads per model call (embedder, pair model)"
-    )
-    _pair_model_arguments(serve)
-    serve.add_argument(
-        "--cache-dir", type=Path, default=None, help="where an ONNX export of --model-path is kept"
-    )
-    serve.add_argument(
-        "--retention-seconds",
-        type=_positive,
-        default=7 * 86_400.0,
-        help="keep calls, their keys and vectors this long (never less than a dedup window)",
-    )
-    serve.add_argument(
-        "--log-retention-seconds",
-        type=_positive,
-        default=30 * 86_400.0,
-        help="keep decision log entries and their labels this long",
-    )
-    serve.add_argument("--log-level", default="info")
-    _judge_arguments(serve)
+    serve_options = add_serve_options(serve)
     serve.set_defaults(run=_serve)
 
     export = commands.add_parser("export-log", help="write the decision log as JSONL")
@@ -241,34 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
     check.add_argument("--timeout", type=float, default=10.0)
     check.set_defaults(run=_judge_check)
-    return parser
-
-
-def _positive(text: str) -> float:
-    value = float(text)
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text}")
-    return value
-
-
-def _finite(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if value != value or value in (float("inf"), float("-inf")):
-        raise argparse.ArgumentTypeError(f"must be a finite number, not {text}")
-    return value
-
-
-def _at_least_one(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a whole number, not {text}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {text}")
-    return value
+    return parser, serve, serve_options
 
 
 def _judge_check(args: argparse.Namespace) -> int:
@@ -279,51 +177,29 @@ def _judge_check(args: argparse.Namespace) -> int:
     judge = OpenAIChatJudge(
         args.base_url, args.model, api_key_env=args.api_key_env, timeout_seconds=args.timeout
     )
-    rows = agreement(judge, PolicySet())
-    agreed = 0
-    for pair, expected, said in rows:
-        ok = said.startswith("duplicate" if expected else "distinct")
-        agreed += ok
+    try:
+        answers = agreement(judge, PolicySet())
+    finally:
+        judge.close()
+    for answer in answers:
+        mark = "FAIL" if answer.duplicate is None else "ok  " if answer.agrees else "MISS"
         print(
-            f"{'ok  ' if ok else 'MISS'} expected {'duplicate' if expected else 'distinct':9}"
-            f" said {said:22} {pair[:90]}"
+            f"{mark} expected {'duplicate' if answer.expected else 'distinct':9}"
+            f" said {answer.said:22} {answer.pair[:90]}"
         )
-    print(f"agreement: {agreed}/{len(rows)} ({agreed / len(rows):.0%})")
+    failed = [answer for answer in answers if answer.duplicate is None]
+    if failed:
+        # An agreement over pairs never asked would read as a judge that is always wrong.
+        print(
+            f"tooldedup judge-check: no verdict for {len(failed)} of {len(answers)} pairs"
+            f" from {args.base_url} (first: {failed[0].said}); check --base-url, --model"
+            " and that the endpoint is up",
+            file=sys.stderr,
+        )
+        return 1
+    agreed = sum(answer.agrees for answer in answers)
+    print(f"agreement: {agreed}/{len(answers)} ({agreed / len(answers):.0%})")
     return 0
-
-
-def _pair_model_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--pair-model",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="after the rules, read each fuzzy or semantic match with the pair model",
-    )
-    parser.add_argument(
-        "--pair-model-path",
-        type=Path,
-        default=None,
-        help="a folder from calibration.train_pair_model instead of the shipped model",
-    )
-    parser.add_argument(
-        "--min-logit-same",
-        type=_finite,
-        default=-2.5,
-        help="under this pair-model logit a match is ruled out",
-    )
-    parser.add_argument(
-        "--min-logit-confirm",
-        type=_finite,
-        default=None,
-        help="at or above this pair-model logit a match is confirmed (default: never)",
-    )
-
-
-def _judge_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--judge-base-url", default=None, help="OpenAI-compatible API base URL")
-    parser.add_argument("--judge-model", default=None)
-    parser.add_argument("--judge-api-key-env", default="TOOLDEDUP_JUDGE_API_KEY")
-    parser.add_argument("--judge-timeout", type=float, default=2.0, help="seconds")
 
 
 def _calibration_arguments(parser: argparse.ArgumentParser) -> None:
@@ -347,7 +223,16 @@ def _calibrate(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line."""
-    args = build_parser().parse_args(argv)
+    parser, serve, serve_options = _parsers()
+    args = parser.parse_args(argv)
+    if args.command == "serve":
+        try:
+            apply_environment(serve, serve_options, os.environ)
+        except BadEnvironment as exc:
+            print(f"tooldedup: {exc}", file=sys.stderr)
+            return 2
+        # Parsed again so the command line wins over what the environment set.
+        args = parser.parse_args(argv)
     return int(args.run(args))
 
 

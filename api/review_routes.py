@@ -1,5 +1,6 @@
 """The decision log and the review page: ``/v1/log``, ``/v1/log/{check_id}``,
-``/v1/review/summary`` (reader or admin) and the page itself at ``/ui``."""
+``/v1/review/summary`` (reader or admin), the page itself at ``/ui``, and whether the page
+needs a key (``/ui/access``)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,19 @@ from datetime import UTC, datetime
 from importlib import resources
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
 
-from tooldedup.api.access import LOG_READERS, allow
-from tooldedup.api.schemas import CallOut, DecisionOut, ErrorBody, LogPage, SummaryOut
+from tooldedup.api.access import ACCESS_PROBE_PATH, LOG_READERS, allow, probed_principal
+from tooldedup.api.schemas import (
+    CallOut,
+    DecisionOut,
+    ErrorBody,
+    LogPage,
+    PageAccess,
+    SummaryOut,
+)
 from tooldedup.calibration.review import Reviewer
 from tooldedup.dedup.access import Principal
 from tooldedup.dedup.errors import InvalidInput
@@ -128,6 +136,13 @@ def review_router(reviewer: Reviewer) -> APIRouter:
         scores of labelled checks, and the labels calibration still needs per tool."""
         found = await run_in_threadpool(reviewer.summary, principal.tenant, hours)
         return SummaryOut(**dataclasses.asdict(found))
+
+    @router.get(ACCESS_PROBE_PATH, response_model=PageAccess, include_in_schema=False)
+    async def page_access(request: Request, response: Response) -> PageAccess:
+        """Whether this caller, as it is, would be refused the log: never itself a 401."""
+        principal = probed_principal(request)
+        response.headers.update(UI_SECURITY_HEADERS)
+        return PageAccess(key_needed=principal is None or principal.role not in LOG_READERS)
 
     @router.get("/ui/", include_in_schema=False)
     async def page_with_slash() -> RedirectResponse:

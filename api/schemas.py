@@ -32,6 +32,7 @@ __all__ = [
     "LogPage",
     "MatchOut",
     "NewKeyOut",
+    "PageAccess",
     "PolicyBody",
     "SessionCalls",
     "SummaryOut",
@@ -284,6 +285,12 @@ class LogPage(BaseModel):
 
     entries: list[dict[str, Any]]
     next_before: str | None
+
+
+class PageAccess(BaseModel):
+    """Whether the caller must give the review page a key before it can read the log."""
+
+    key_needed: bool
 
 
 class FieldOut(BaseModel):

@@ -94,6 +94,41 @@ def _policy_document(
     return {"defaults": defaults_data, "tools": tools_data}
 
 
+def _kept(defaults: dict[str, Any]) -> str:
+    return (
+        f"min_cosine_duplicate {defaults['min_cosine_duplicate']}, min_cosine_borderline"
+        f" {defaults['min_cosine_borderline']}, borderline_action"
+        f' "{defaults["borderline_action"]}"'
+    )
+
+
+def _uncalibrated_header(overall: Calibration, defaults: dict[str, Any]) -> str:
+    """TOML comments saying the defaults were not calibrated, why, and what they are."""
+    if overall.labels_short:
+        why = (
+            f"written from too few labels; label ~{overall.labels_short} more duplicates"
+            " and run tooldedup calibrate again"
+        )
+    else:
+        why = "no duplicate threshold meets the target precision"
+    lines = [
+        f"NOT CALIBRATED: {why}.",
+        f"({overall.message})",
+        f"[defaults] below are the base policy's, unchanged: {_kept(defaults)}.",
+    ]
+    return "".join(f"# {line}\n" for line in lines) + "\n"
+
+
+def _uncalibrated_warning(out: Path, overall: Calibration, defaults: dict[str, Any]) -> str:
+    kept = f"its defaults are the base policy's, unchanged ({_kept(defaults)})"
+    if overall.labels_short:
+        return (
+            f"tooldedup calibrate: wrote {out} from too few labels, not calibrated: {kept};"
+            f" label ~{overall.labels_short} more duplicates to calibrate"
+        )
+    return f"tooldedup calibrate: wrote {out} not calibrated ({overall.message}): {kept}"
+
+
 def _policy_set(document: dict[str, Any]) -> PolicySet:
     return PolicySet.build(policy_from_mapping(document["defaults"]), document["tools"])
 
@@ -225,11 +260,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     overall, tools = _calibrate_all(samples, args, bound)
     document = _policy_document(base, overall, tools)
-    args.out.write_text(tomli_w.dumps(document), encoding="utf-8")
+    # A policy is written either way, so that per-tool results are kept; one whose defaults
+    # were not calibrated must say so where it is read, not only in this run's output.
+    header = "" if overall.enough else _uncalibrated_header(overall, document["defaults"])
+    args.out.write_text(header + tomli_w.dumps(document), encoding="utf-8")
     table = console_table([overall, *tools])
     print(table)
     if not overall.enough:
         print(f"global: {overall.message}")
+        print(_uncalibrated_warning(args.out, overall, document["defaults"]), file=sys.stderr)
     if entries:
         changes = predicted_changes(entries, _policy_set(document))
         summary = f"{len(changes)} of {len(entries)} logged write checks would change:\n"

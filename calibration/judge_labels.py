@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from tooldedup.calibration.samples import Sample, sample_from_entry
@@ -12,7 +13,7 @@ from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import PolicySet
 from tooldedup.dedup.records import DEFAULT_TENANT
 
-__all__ = ["KNOWN_PAIRS", "agreement", "label_borderline"]
+__all__ = ["KNOWN_PAIRS", "KnownPairAnswer", "agreement", "label_borderline"]
 
 # (tool, stored args, proposed args, truly a duplicate?)
 KNOWN_PAIRS: tuple[tuple[str, dict[str, Any], dict[str, Any], bool], ...] = (
@@ -44,19 +45,40 @@ def _request(
     return JudgeRequest.for_pair(tool, policy, canonicalize(proposal, policy), stored_args, cosine)
 
 
-def agreement(judge: Judge, policies: PolicySet) -> list[tuple[str, bool, str]]:
-    """Ask the judge about each known pair: (pair, expected, what it said)."""
+@dataclass(frozen=True, slots=True)
+class KnownPairAnswer:
+    """What the judge said about one known pair."""
+
+    pair: str
+    expected: bool
+    said: str
+    # None when no verdict came back: unreachable, timed out, an HTTP error, a bad reply.
+    duplicate: bool | None
+
+    @property
+    def agrees(self) -> bool:
+        """Whether the judge gave the expected verdict."""
+        return self.duplicate is self.expected
+
+
+def agreement(judge: Judge, policies: PolicySet) -> list[KnownPairAnswer]:
+    """Ask the judge about each known pair."""
     guarded = GuardedJudge(judge, cache_size=0)
-    rows = []
-    for tool, stored, proposal, expected in KNOWN_PAIRS:
-        outcome = guarded.ask(_request(tool, stored, proposal, policies, 0.0))
-        if outcome.verdict is None:
-            said = f"{outcome.kind.value} ({outcome.detail})"
-        else:
+    answers = []
+    try:
+        for tool, stored, proposal, expected in KNOWN_PAIRS:
+            outcome = guarded.ask(_request(tool, stored, proposal, policies, 0.0))
             verdict = outcome.verdict
-            said = f"{'duplicate' if verdict.duplicate else 'distinct'} ({verdict.confidence:.2f})"
-        rows.append((f"{tool}: {proposal}", expected, said))
-    return rows
+            if verdict is None:
+                said = f"{outcome.kind.value} ({outcome.detail})"
+            else:
+                kind = "duplicate" if verdict.duplicate else "distinct"
+                said = f"{kind} ({verdict.confidence:.2f})"
+            duplicate = None if verdict is None else verdict.duplicate
+            answers.append(KnownPairAnswer(f"{tool}: {proposal}", expected, said, duplicate))
+    finally:
+        guarded.close()
+    return answers
 
 
 def label_borderline(

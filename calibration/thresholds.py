@@ -55,6 +55,9 @@ class Calibration:
     min_cosine_duplicate: float | None
     min_cosine_borderline: float | None
     message: str
+    # More labelled duplicates needed before a threshold can be shown (0: labels are not
+    # what is missing).
+    labels_short: int = 0
 
 
 def matched_duplicates(samples: Sequence[Sample]) -> int:
@@ -199,6 +202,7 @@ def choose_thresholds(
     if not semantic:
         base = evaluate(samples, SEMANTIC_OFF, confidence, bound)
         needed = labels_needed(target, confidence)
+        more = 0
         if base.fp:
             why = f"exact and fuzzy matches alone already include {base.fp} false duplicates"
         else:
@@ -208,7 +212,7 @@ def choose_thresholds(
                 f"too few labels: precision >= {target} at {confidence:.0%} confidence needs "
                 f">= {needed} matched duplicates; has {has}, label ~{more} more"
             )
-        return Calibration(scope, len(samples), duplicates, False, None, None, None, why)
+        return Calibration(scope, len(samples), duplicates, False, None, None, None, why, more)
     best = semantic[-1]
     top = _between(samples, best.min_cosine)
     floor = min(top, _between(samples, _band_floor(samples, best.min_cosine)))

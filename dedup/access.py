@@ -21,6 +21,7 @@ __all__ = [
     "MAX_BURST",
     "MAX_RATE_PER_SECOND",
     "MIN_RATE_PER_SECOND",
+    "RESTORE_COMMAND",
     "SETTING_KEY_ID",
     "ApiKey",
     "KeyRing",
@@ -46,6 +47,8 @@ MIN_RATE_PER_SECOND = 0.001
 MAX_RATE_PER_SECOND = 1_000_000.0
 MAX_BURST = 1_000_000
 _MAX_NAME = 200
+# With no live key, no request can make one: only the host's command line lets anyone in.
+RESTORE_COMMAND = "tooldedup keys create --tenant default --role admin"
 
 
 class Role(StrEnum):
@@ -202,19 +205,27 @@ class KeyRing:
         if token is None:
             if self._setting is None and loopback and not keys:
                 return Principal(DEFAULT_TENANT, Role.ADMIN, None)
-            raise Unauthorized("a valid bearer API key is required")
+            raise self._refused(keys, "a valid bearer API key is required")
         if self._setting is not None and hmac.compare_digest(token.encode(), self._setting):
             return Principal(DEFAULT_TENANT, Role.ADMIN, SETTING_KEY_ID)
         parts = _split(token)
         found = None if parts is None else keys.get(parts[0])
         if parts is None or found is None:
-            raise Unauthorized("a valid bearer API key is required")
+            raise self._refused(keys, "a valid bearer API key is required")
         key, stored_hash = found
         if not hmac.compare_digest(hash_secret(parts[1]), stored_hash):
-            raise Unauthorized("a valid bearer API key is required")
+            raise self._refused(keys, "a valid bearer API key is required")
         if key.revoked_at is not None:
-            raise Unauthorized(f"API key {key.key_id} was revoked")
+            raise self._refused(keys, f"API key {key.key_id} was revoked")
         return Principal(key.tenant, key.role, key.key_id, key.rate_per_second, key.burst)
+
+    def _refused(self, keys: dict[str, tuple[ApiKey, str]], message: str) -> Unauthorized:
+        if self._setting is None and all(key.revoked_at is not None for key, _ in keys.values()):
+            message += (
+                f"; no API key is active: run `{RESTORE_COMMAND}` on the server's host"
+                " (with its --db) to make one"
+            )
+        return Unauthorized(message)
 
     def reload(self) -> None:
         """Read the keys again on the next request (this process just made or revoked one)."""

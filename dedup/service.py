@@ -299,6 +299,10 @@ class DedupService:
         match, reports = run_funnel(self._stages, proposal, candidates)
         if match is not None and match.borderline:
             match, base = self._borderline.resolve(proposal, match, base)
+            if match is not None:
+                # The policy or the judge took the band match: explain must show the stage
+                # that made it as matched, or it contradicts the answer.
+                reports = (*reports[:-1], replace(reports[-1], matched=True))
         elif match is not None and match.stage is Stage.SEMANTIC:
             # A verifier's confirmation settles a band match, which is still in the band.
             base = replace(base, borderline=match.score < policy.min_cosine_duplicate)

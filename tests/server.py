@@ -16,7 +16,8 @@ import httpx
 import pytest
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A TCP port on loopback that nothing listens on now."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -59,7 +60,7 @@ def _running(
     env: dict[str, str] | None = None,
     cwd: Path | None = None,
 ) -> Iterator[tuple[httpx.Client, subprocess.Popen[bytes]]]:
-    port = _free_port()
+    port = free_port()
     cmd = [*command, "--port", str(port), "--log-level", "warning", *extra]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"} if env is None else env
     # The server's output goes to a file: a pipe nobody reads would block it once full.

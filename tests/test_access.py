@@ -111,6 +111,87 @@ def test_a_revoked_key_is_refused_by_another_process_within_a_second(
         assert "revoked" in refused.json()["error"]["message"]
 
 
+_RESTORE = "tooldedup keys create --tenant default --role admin"
+
+
+@pytest.mark.parametrize(
+    ("sent", "revoke_all", "names_the_command"),
+    [
+        ("none", True, True),
+        ("wrong", True, True),
+        ("revoked", True, True),
+        ("none", False, False),
+    ],
+)
+def test_with_every_key_revoked_the_401_says_how_to_get_back_in(
+    tmp_path: Path,
+    model_cache: Path,
+    embedder: Embedder,
+    capsys: pytest.CaptureFixture[str],
+    sent: str,
+    revoke_all: bool,
+    names_the_command: bool,
+) -> None:
+    settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+    db = str(settings.db_path)
+    admin = _key(db, capsys, "default", "admin")
+    spare = _key(db, capsys, "default", "agent")
+    headers = {"none": {}, "wrong": _auth("tdk_0123456789abcdef_nope"), "revoked": _auth(spare)}
+    with TestClient(create_app(settings, embedder=embedder), client=("127.0.0.1", 5000)) as local:
+        spared = local.delete(f"/v1/keys/{spare.split('_')[1]}", headers=_auth(admin))
+        assert spared.status_code == 200
+        if revoke_all:
+            gone = local.delete(f"/v1/keys/{admin.split('_')[1]}", headers=_auth(admin))
+            assert gone.status_code == 200
+        refused = local.get("/v1/sessions/s1/calls", headers=headers[sent])
+        assert refused.status_code == 401
+        message = refused.json()["error"]["message"]
+        assert (_RESTORE in message) is names_the_command, message
+    if names_the_command:
+        # The command named is the way back in.
+        restored = _key(db, capsys, "default", "admin")
+        with TestClient(create_app(settings, embedder=embedder)) as local:
+            assert local.get("/v1/keys", headers=_auth(restored)).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("client_address", "key_role", "sent", "key_needed"),
+    [
+        ("127.0.0.1", None, None, False),
+        ("203.0.113.9", None, None, True),
+        ("127.0.0.1", "agent", None, True),
+        ("127.0.0.1", "agent", "agent", True),  # an agent may not read the log
+        ("203.0.113.9", "reader", "reader", False),
+        ("127.0.0.1", "reader", "tdk_0123456789abcdef_nope", True),
+    ],
+)
+def test_the_review_page_asks_whether_it_needs_a_key_and_is_never_refused(
+    tmp_path: Path,
+    model_cache: Path,
+    embedder: Embedder,
+    capsys: pytest.CaptureFixture[str],
+    client_address: str,
+    key_role: str | None,
+    sent: str | None,
+    key_needed: bool,
+) -> None:
+    settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
+    token = None
+    if key_role is not None:
+        token = _key(str(settings.db_path), capsys, "default", key_role)
+    headers = {}
+    if sent is not None:
+        headers = _auth(token if sent == key_role and token is not None else sent)
+    app = create_app(settings, embedder=embedder)
+    with TestClient(app, client=(client_address, 5000)) as caller:
+        answer = caller.get("/ui/access", headers=headers)
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {"key_needed": key_needed}
+        assert answer.headers["cache-control"] == "no-store"
+        # What it says is what the log itself answers.
+        assert (caller.get("/v1/log", headers=headers).status_code != 200) is key_needed
+
+
 def _at_m007(db: Database) -> None:
     """Build a store as release 0.3 left it (migrations up to m007), holding a call, a
     bound key and a policy."""

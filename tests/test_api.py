@@ -58,6 +58,31 @@ def test_readme_session(client: TestClient) -> None:
     assert other["explain"]["differing_from"] == call_id
 
 
+@pytest.mark.parametrize(
+    ("action", "decision", "matched"),
+    [("duplicate", "duplicate", True), ("proceed", "proceed", False)],
+)
+def test_explain_agrees_with_a_borderline_decision(
+    client: TestClient, action: str, decision: str, matched: bool
+) -> None:
+    put = client.put("/v1/tools/send_email/policy", json={"borderline_action": action})
+    assert put.status_code == 200, put.text
+    first = check(client, EMAIL)
+    complete(client, first["call_id"], status="succeeded", result={"message_id": "m-42"})
+    reworded = {
+        **EMAIL,
+        "body": "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear.",
+    }
+    answer = check(client, reworded)
+    assert answer["decision"] == decision
+    assert answer["explain"]["borderline"] is True
+    semantic = [s for s in answer["explain"]["stages"] if s["stage"] == "semantic"]
+    assert len(semantic) == 1
+    assert 0.85 <= semantic[0]["score"] < 0.90
+    # The stage whose match the policy took says it matched; one the policy let go does not.
+    assert semantic[0]["matched"] is matched
+
+
 def test_whitespace_and_typo_reissue_hits_fuzzy(client: TestClient) -> None:
     first = check(client, EMAIL)
     complete(client, first["call_id"], status="succeeded", result="ok")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -67,6 +68,11 @@ def test_calibrate_shipped_pairs_with_mode_comparison(tmp_path: Path, model_cach
     assert (tmp_path / "report-pr.png").read_bytes().startswith(b"\x89PNG")
     defaults, _ = load_policy_file(tmp_path / "policy.toml")
     assert -1.0 <= defaults.min_cosine_borderline <= defaults.min_cosine_duplicate <= 1.0
+    # Calibrated: the band under the guarantee proceeds, and nothing says otherwise.
+    assert defaults.borderline_action.value == "proceed"
+    assert defaults.min_cosine_confirmed == defaults.min_cosine_borderline
+    assert not (tmp_path / "policy.toml").read_text(encoding="utf-8").startswith("#")
+    assert "too few labels" not in result.stderr
 
 
 def test_too_few_labels_is_said_not_guessed(tmp_path: Path, model_cache: Path) -> None:
@@ -77,6 +83,21 @@ def test_too_few_labels_is_said_not_guessed(tmp_path: Path, model_cache: Path) -
     assert "label ~" in result.stdout
     defaults, _ = load_policy_file(tmp_path / "policy.toml")
     assert defaults.min_cosine_duplicate == 0.90  # unchanged: nothing was guessed
+    # A policy is still written (the base policy, here the defaults): it says so at its top,
+    # and calibrate says so apart from its table.
+    assert defaults.borderline_action.value == "duplicate"
+    written = (tmp_path / "policy.toml").read_text(encoding="utf-8")
+    header = written[: written.index("[defaults]")]
+    more = re.search(r"label ~(\d+) more", result.stdout)
+    assert more is not None
+    assert header.startswith("# NOT CALIBRATED: written from too few labels")
+    assert f"label ~{more.group(1)} more" in header
+    assert all(line.startswith("#") for line in header.strip().splitlines())
+    warning = [line for line in result.stderr.splitlines() if "too few labels" in line]
+    assert len(warning) == 1
+    assert str(tmp_path / "policy.toml") in warning[0]
+    assert f"label ~{more.group(1)} more" in warning[0]
+    assert 'borderline_action "duplicate"' in warning[0]
 
 
 def test_bad_inputs(tmp_path: Path, model_cache: Path) -> None:

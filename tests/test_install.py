@@ -175,3 +175,24 @@ def test_the_client_installs_httpx_and_nothing_heavy(client_venv: Path, tmp_path
     assert sorted(names & server_side) == []
     imported = _run(client_venv, "-c", "import tooldedup_client; print('ok')", cwd=tmp_path)
     assert imported.stdout.strip() == "ok", imported.stderr
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tooldedup.db",
+        "tooldedup.db-wal",
+        "tooldedup.db-shm",
+        "tooldedup.db-dedup-lock",
+        "benchmarks/ledger.db-dedup-lock",
+    ],
+)
+def test_serving_from_a_clone_leaves_nothing_untracked(name: str) -> None:
+    """What `tooldedup serve` writes beside its SQLite file is ignored by git in the clone."""
+    ignored = subprocess.run(
+        ["git", "check-ignore", "--no-index", "--verbose", name],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert ignored.returncode == 0, ignored.stderr or f"{name} is not ignored"

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
-from tests.fake_llm import fake_llm, verdict
+from tests.fake_llm import Reply, fake_llm, verdict
 from tests.helpers import EMAIL, check, complete
 
 CLI = [sys.executable, "-m", "tooldedup.api.cli"]
@@ -26,6 +28,48 @@ def test_judge_check_prints_agreement() -> None:
     assert result.returncode == 0, result.stderr
     assert "agreement: 4/8 (50%)" in result.stdout
     assert len(llm.requests) == 8
+
+
+def _judge_check(base_url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI, "judge-check", "--base-url", base_url, "--model", "m", "--timeout", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_judge_check_fails_when_nothing_answers() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    # Closed again: nothing listens on the port, so every connection is refused.
+    result = _judge_check(f"http://127.0.0.1:{port}/v1")
+    assert result.returncode == 1, result.stdout
+    assert "Traceback" not in result.stderr
+    assert "no verdict for 8 of 8 pairs" in result.stderr
+    assert f"http://127.0.0.1:{port}/v1" in result.stderr
+    assert "agreement:" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "default", "code", "said"),
+    [
+        ([], Reply(status=500), 1, "no verdict for 8 of 8 pairs"),
+        ([Reply(status=503)], verdict(True), 1, "no verdict for 1 of 8 pairs"),
+        ([], verdict(True), 0, "agreement: 4/8 (50%)"),
+    ],
+)
+def test_judge_check_exit_code_says_whether_every_pair_was_answered(
+    script: list[Reply], default: Reply, code: int, said: str
+) -> None:
+    with fake_llm() as llm:
+        llm.script.extend(script)
+        llm.default = default
+        result = _judge_check(llm.url)
+    assert result.returncode == code, result.stderr
+    assert "Traceback" not in result.stderr
+    assert said in (result.stderr if code else result.stdout)
 
 
 def test_calibrate_labels_borderline_checks_with_the_judge(

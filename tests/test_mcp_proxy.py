@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import os
 import socket
 import subprocess
@@ -138,3 +139,64 @@ def test_proxy_over_http_to_an_http_upstream(service: str, tmp_path: Path) -> No
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+# The console script pip installed beside this interpreter: what a user runs.
+_MCP = str(Path(sys.executable).with_name("tooldedup-mcp"))
+_OPTIONS = [
+    "--service",
+    "--session",
+    "--api-key-env",
+    "--upstream-url",
+    "--transport",
+    "--host",
+    "--port",
+    "--fail-open",
+    "--version",
+]
+
+
+def _help_entries(text: str) -> dict[str, str]:
+    """Each option of ``--help``'s listing with the help text printed for it."""
+    entries: dict[str, str] = {}
+    current = None
+    for line in text.split("options:", 1)[1].splitlines():
+        if line.startswith("  -"):
+            invocation, _, said = line.strip().partition("  ")
+            names = invocation.replace(",", " ").split()
+            current = [name for name in names if name.startswith("-")][-1]
+            entries[current] = said.strip()
+        elif current is not None and line.strip():
+            entries[current] = (entries[current] + " " + line.strip()).strip()
+    return entries
+
+
+@pytest.fixture(scope="module")
+def help_text() -> str:
+    shown = subprocess.run([_MCP, "--help"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
+
+
+def test_help_reads_as_prose(help_text: str) -> None:
+    assert "``" not in help_text
+    assert "MCP proxy" in help_text
+
+
+@pytest.mark.parametrize("option", _OPTIONS)
+def test_every_option_says_what_it_does(help_text: str, option: str) -> None:
+    assert _help_entries(help_text).get(option), f"{option} has no help text"
+
+
+@pytest.mark.parametrize(
+    ("option", "default"),
+    [("--transport", "stdio"), ("--host", "127.0.0.1"), ("--port", "8765")],
+)
+def test_help_shows_the_defaults(help_text: str, option: str, default: str) -> None:
+    assert f"(default: {default})" in _help_entries(help_text)[option]
+
+
+def test_version_is_the_installed_client() -> None:
+    shown = subprocess.run([_MCP, "--version"], capture_output=True, text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip() == f"tooldedup-mcp {importlib.metadata.version('tooldedup-client')}"

@@ -65,9 +65,11 @@ def served(tmp_path: Path, model_cache: Path) -> Iterator[tuple[str, Path, str, 
         yield str(client.base_url), db, admin, agent
 
 
-def _traffic(base: str, agent: str) -> dict[str, Any]:
-    """A call, its semantic duplicate, and a call whose text is markup."""
-    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {agent}"}) as client:
+def _traffic(base: str, agent: str | None) -> dict[str, Any]:
+    """A call, its semantic duplicate, and a call whose text is markup (sent with no key
+    when ``agent`` is None)."""
+    headers = {} if agent is None else {"Authorization": f"Bearer {agent}"}
+    with httpx.Client(base_url=base, headers=headers) as client:
 
         def check(args: dict[str, Any]) -> dict[str, Any]:
             body = {"session_id": "s1", "tool": "send_email", "args": args}
@@ -84,7 +86,8 @@ def _traffic(base: str, agent: str) -> dict[str, Any]:
         return {"first": first, "semantic": semantic, "markup": markup}
 
 
-def _open(browser: Browser, base: str, key: str) -> tuple[Page, list[str]]:
+def _load(browser: Browser, base: str) -> tuple[Page, list[str]]:
+    """The page loaded, with every console error or warning and page error it gives."""
     page = browser.new_page(viewport={"width": 1280, "height": 900})
     problems: list[str] = []
 
@@ -95,6 +98,11 @@ def _open(browser: Browser, base: str, key: str) -> tuple[Page, list[str]]:
     page.on("console", on_console)
     page.on("pageerror", lambda error: problems.append(f"page error: {error}"))
     page.goto(f"{base}/ui")
+    return page, problems
+
+
+def _open(browser: Browser, base: str, key: str) -> tuple[Page, list[str]]:
+    page, problems = _load(browser, base)
     page.fill("#key", key)
     page.click("#key-form button")
     page.wait_for_selector("#log tbody tr")
@@ -116,6 +124,9 @@ def test_find_open_and_label_a_semantic_duplicate(
     assert "Let me know if you have any questions" in page.inner_text("#matched")
     differing = page.locator("#fields tr.differs td:first-child").all_inner_texts()
     assert differing == ["body"]
+    # A borderline match the policy answered duplicate reads as matched, as answered.
+    semantic_stage = page.locator("#stages tbody tr").filter(has_text="semantic")
+    expect(semantic_stage.locator("td").nth(3)).to_have_text("yes")
     assert "m-42" in page.inner_text("#result")
     page.click("#same")
     expect(page.locator("#label-status")).to_have_text("labelled duplicate")
@@ -174,3 +185,25 @@ def test_the_queue_and_the_glance(browser: Browser, served: tuple[str, Path, str
     assert problems == []
     exported = [json.loads(line) for line in _cli("export-log", "--db", str(db)).splitlines()]
     assert [e["feedback"]["label"] for e in exported if e["feedback"]] == ["distinct"]
+
+
+@pytest.mark.parametrize(
+    ("with_keys", "rows", "status"),
+    [(False, 3, "3 decisions shown"), (True, 0, "Enter an API key")],
+)
+def test_on_loopback_without_keys_the_page_needs_no_key(
+    browser: Browser, tmp_path: Path, model_cache: Path, with_keys: bool, rows: int, status: str
+) -> None:
+    db = tmp_path / "ledger.db"
+    agent = None
+    if with_keys:
+        agent = _cli("keys", "create", "--tenant", "acme", "--role", "agent", "--db", str(db))
+    with serve(db, model_cache) as client:
+        base = str(client.base_url)
+        _traffic(base, None if agent is None else agent.strip())
+        # Nothing pressed: the page reads what it can on its own.
+        page, problems = _load(browser, base)
+        expect(page.locator("#status")).to_contain_text(status)
+        expect(page.locator("#log tbody tr")).to_have_count(rows)
+        # Asking whether a key is needed is no refused request in the console.
+        assert problems == []

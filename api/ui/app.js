@@ -413,8 +413,13 @@ document.addEventListener("DOMContentLoaded", () => {
   });
   if (state.key) show("decisions");
   else {
-    // Nothing is read before a key is given: a refused request would only be noise.
     state.view = "decisions";
-    say("Enter an API key and press Use key (on loopback, a service with no keys needs none).");
+    // The service says whether a key is needed (on loopback with no keys it is not), so the
+    // log shows at once where it can, and no refused request is made where it cannot.
+    api("/ui/access").then((access) => {
+      if (state.key) return; // a key was given meanwhile, and its view is loading
+      if (access.key_needed) say("Enter an API key and press Use key.");
+      else show(state.view);
+    }, failed);
   }
 });

@@ -4,6 +4,9 @@ Only httpx is required. The MCP proxy and the framework hooks need their extras:
 ``tooldedup-client[mcp]``, ``[openai-agents]``, ``[langchain]``.
 """
 
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _version
+
 from tooldedup_client.client import AsyncTooldedup, Tooldedup
 from tooldedup_client.errors import (
     CheckTooLarge,
@@ -39,6 +42,11 @@ from tooldedup_client.records import (
     Status,
 )
 
+try:
+    __version__ = _version("tooldedup-client")
+except PackageNotFoundError:  # imported from a checkout that was never installed
+    __version__ = "0+unknown"
+
 __all__ = [
     "AsyncTooldedup",
     "Attempt",
@@ -66,6 +74,7 @@ __all__ = [
     "Tooldedup",
     "TooldedupError",
     "Unauthorized",
+    "__version__",
     "current_session",
     "default_classify",
     "session_scope",

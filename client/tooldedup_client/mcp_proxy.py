@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.metadata
 import json
 import logging
 import os
@@ -184,23 +185,77 @@ class DedupMiddleware(Middleware):
             logger.warning("could not report the outcome of %s", call_id, exc_info=True)
 
 
+_DESCRIPTION = "An MCP proxy that checks every tool call with tooldedup before it runs."
+_EPILOG = """examples:
+  tooldedup-mcp --service http://127.0.0.1:8000 --session ID -- <upstream command...>
+  tooldedup-mcp --service http://127.0.0.1:8000 --session ID \\
+      --upstream-url http://host/mcp --transport http
+
+needs: pip install 'tooldedup-client[mcp]'"""
+
+
+def _version() -> str:
+    try:
+        return importlib.metadata.version("tooldedup-client")
+    except importlib.metadata.PackageNotFoundError:  # run from a checkout never installed
+        return "0+unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tooldedup-mcp", description=__doc__.split("\n")[0])
-    parser.add_argument("--service", required=True, help="tooldedup's base URL")
+    # The epilog's examples keep their line breaks; every option says its own default.
+    parser = argparse.ArgumentParser(
+        prog="tooldedup-mcp",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version",
+        action="version",
+        version=f"tooldedup-mcp {_version()}",
+        help="print the version of tooldedup-mcp and exit",
+    )
+    parser.add_argument(
+        "--service", required=True, help="tooldedup's base URL, e.g. http://127.0.0.1:8000"
+    )
     parser.add_argument("--session", required=True, help="the dedup session of this client")
     parser.add_argument(
-        "--api-key-env", default=None, help="environment variable holding tooldedup's API key"
+        "--api-key-env",
+        default=None,
+        help="environment variable holding tooldedup's API key (default: no key)",
     )
-    parser.add_argument("--upstream-url", default=None, help="a streamable-HTTP upstream")
-    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument(
+        "--upstream-url",
+        default=None,
+        help="a streamable-HTTP upstream MCP server, instead of -- <upstream command>",
+    )
+    parser.add_argument(
+        "--transport",
+        choices=["stdio", "http"],
+        default="stdio",
+        help="how this proxy serves its own MCP client (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address to listen on with --transport http (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=8765,
+        help="port to listen on with --transport http (default: %(default)s)",
+    )
     parser.add_argument(
         "--fail-open",
         action="store_true",
         help="forward calls unchecked while tooldedup is unreachable (default: refuse them)",
     )
-    parser.add_argument("upstream", nargs=argparse.REMAINDER, help="-- command and arguments")
+    parser.add_argument(
+        "upstream",
+        nargs=argparse.REMAINDER,
+        help="-- then the command (and arguments) that starts a stdio upstream MCP server",
+    )
     return parser
 
 

@@ -304,7 +304,9 @@ def create_app(
         return Response(metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     app.include_router(admin_router(service, built.keys, ring, settings.default_rate))
-    reviewer = Reviewer(built.ledger, cached, service.policies_for, clock=clock)
+    reviewer = Reviewer(
+        built.ledger, cached, service.policies_for, clock=clock, reader=service.reader
+    )
     app.include_router(review_router(reviewer))
     app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)
     # Added last, so it runs first: an unauthenticated caller learns nothing from the body.

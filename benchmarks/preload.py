@@ -14,6 +14,7 @@ from __future__ import annotations
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import DEFAULT_TENANT, Scope
+from tooldedup.index.coverage import TokenizerCoverage
 
 __all__ = ["build_ledger", "pool_texts", "pool_vectors"]
 
@@ -38,6 +40,12 @@ _INSERT = (
 _SPAN_SECONDS = 6 * 3600.0  # stored calls are spread over the last six hours
 
 
+@cache
+def _reader() -> TokenizerCoverage:
+    """What the server reads (its shipped model's tokenizer): its rows hold the same leaves."""
+    return TokenizerCoverage.packaged()
+
+
 def pool_texts(pool: Pool) -> list[str]:
     """Every distinct free-text leaf of the pool, in canonical form."""
     texts: dict[str, None] = {}
@@ -45,7 +53,7 @@ def pool_texts(pool: Pool) -> list[str]:
     layout = Layout(len(pool.items), 1)
     for session in range(len(pool.items)):
         _, args, _ = stored_call(layout, pool, session, 0)
-        for leaf in canonicalize(args, policy).semantic_leaves:
+        for leaf in canonicalize(args, policy, reader=_reader()).semantic_leaves:
             texts[leaf.text] = None
     return list(texts)
 
@@ -72,7 +80,7 @@ def _rows(layout: Layout, pool: Pool, now: float) -> Iterator[tuple[Any, ...]]:
         sid = layout.session_id(session)
         for index in range(layout.session_size):
             tool, args, _ = stored_call(layout, pool, session, index)
-            canonical = canonicalize(args, policy)
+            canonical = canonicalize(args, policy, reader=_reader())
             created = start + number * step
             yield (
                 "call_" + stable_hash(f"{sid}:{index}"),

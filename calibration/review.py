@@ -18,7 +18,7 @@ from tooldedup.dedup.errors import InvalidInput, NotFound
 from tooldedup.dedup.ledger.base import LogEntry, LogQuery
 from tooldedup.dedup.ledger.database import Row
 from tooldedup.dedup.policy import PolicySet
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, TextReader
 from tooldedup.dedup.records import CallRecord
 
 __all__ = [
@@ -136,9 +136,12 @@ class Reviewer:
         embedder: Embedder,
         policies_for: Callable[[str], PolicySet],
         clock: Callable[[], float] = time.time,
+        reader: TextReader | None = None,
     ) -> None:
         self._ledger = ledger
         self._embedder = embedder
+        # The service's own: a text it did not read is shown as compared exactly, as it was.
+        self._reader = reader
         self._policies_for = policies_for
         self._clock = clock
 
@@ -165,7 +168,9 @@ class Reviewer:
         if not isinstance(entry.args, dict):
             return ()
         try:
-            mine = canonicalize(entry.args, policy, received_at=entry.ts)
+            mine = canonicalize(
+                entry.args, policy, received_at=entry.ts, tool=entry.tool, reader=self._reader
+            )
         except InvalidInput:
             return ()
         exact_mine, exact_theirs = dict(mine.exact_leaves), dict(other.exact_leaves)

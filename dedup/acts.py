@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.lexicon import NEGATIONS, STOP, plain_words, root
+from tooldedup.dedup.lexicon import NEGATIONS, QUANTIFIERS, STOP, plain_words, root
 
 __all__ = ["act_changed", "text_act"]
 
@@ -123,9 +123,6 @@ _ACT_WORDS = frozenset(
     "please pls kindly thanks thank appreciate appreciated grateful cheers remember forget "
     "let us make sure know".split()
 )
-# Quantifiers say how many, which the numbers and the rewording carry: "Please process these
-# changes" / "Both changes have been processed".
-_QUANTIFIERS = frozenset("both all each every any some".split())
 
 
 def text_act(text: str) -> str:
@@ -238,15 +235,17 @@ _IRREGULAR = {
 
 def _content(sentence: str) -> set[str]:
     # Numbers are the exact signature's, and would make any two sentences about them alike;
-    # negations are the negation check's. Words as written: folding them costs a dozen
-    # passes per sentence, and what a sentence is about does not depend on it.
+    # negations are the negation check's; quantifiers say how many, which the numbers and
+    # the rewording carry ("Please process these changes" / "Both changes have been
+    # processed"). Words as written: folding them costs a dozen passes per sentence, and
+    # what a sentence is about does not depend on it.
     return {
         root(_IRREGULAR.get(w, w))
         for w in plain_words(sentence)
         if w not in STOP
         and w not in NEGATIONS
         and w not in _ACT_WORDS
-        and w not in _QUANTIFIERS
+        and w not in QUANTIFIERS
         and "'" not in w
         and not w[:1].isdigit()
     }

@@ -5,7 +5,9 @@ normalises strings and numbers, strips attempt identifiers and attempt stamps, a
 the leaves into *exact* leaves (ids, amounts, dates, recipients, commands, categories:
 compared for equality) and *semantic* leaves (free text: compared by meaning). The exact
 signature hashes the exact leaves plus the critical tokens found inside free text, so a call
-whose critical arguments differ can never be a candidate match.
+whose critical arguments differ can never be a candidate match. A long free text is several
+semantic leaves, one per window; a free text the reader does not read (another script,
+unknown tokens, another language, too long) is an exact leaf, with the reason kept.
 """
 
 from __future__ import annotations
@@ -20,27 +22,32 @@ from typing import Any
 
 from tooldedup.dedup.critical import critical_tokens
 from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.facts import normalize_facts
 from tooldedup.dedup.fields import (
-    is_attempt_id_name,
-    is_attempt_stamp,
+    PROTOCOL_META_FIELD,
+    is_attempt_noise,
     is_category_name,
     is_code_name,
     is_path_name,
     is_secret_name,
     last_word,
     reads_as_code,
+    tool_names_field,
 )
 from tooldedup.dedup.labels import label_form
 from tooldedup.dedup.lists import is_set
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
+from tooldedup.dedup.protocols import TextReader
 from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, Scope, SemanticLeaf
 from tooldedup.dedup.values import ValueKind, pinned, value_key, value_kind
 
 __all__ = [
-    "LONG_TEXT_CHARS",
     "MAX_DEPTH",
+    "MAX_TEXT_CHARS",
+    "MAX_WINDOWS",
     "PROSE_FIELD_NAMES",
     "VALUE_FIELD_NAMES",
+    "WINDOW_WORDS",
     "canonical_json",
     "canonicalize",
     "has_layout",
@@ -54,11 +61,19 @@ __all__ = [
     "scalar",
     "sent_hash",
     "stable_hash",
+    "text_windows",
+    "too_long",
     "validate_json",
+    "window_field",
 ]
 
 MAX_DEPTH = 32
-LONG_TEXT_CHARS = 800
+# A long text is compared window by window, every window by meaning: the model reads 256
+# tokens, and 120 words of English are about 160 of them. A text of more windows than
+# MAX_WINDOWS (or more characters than they hold) is not read: it is compared exactly.
+WINDOW_WORDS = 120
+MAX_WINDOWS = 8
+MAX_TEXT_CHARS = MAX_WINDOWS * 1500
 PROSE_FIELD_NAMES = frozenset(
     {
         "subject", "title", "body", "message", "text", "content", "description",
@@ -86,6 +101,9 @@ _PATHLIKE = re.compile(r"(?:[~.]?/|[A-Za-z]:\\)\S*")
 _ENUM_WORD = re.compile(r"[^\W\d_]+(?:[ _-][^\W\d_]+){0,3}")
 _WORD = re.compile("[^\\W\\d_]+(?:['\u2019-][^\\W\\d_]+)*")
 _PUNCT = "\"'\u201c\u201d\u2018\u2019()[]{}.,;:!?\u00bf\u00a1\u2026-"
+# A word that ends a sentence: a window ends after one where it can.
+_SENTENCE_END = re.compile("[.!?\u2026][\"'\u201d\u2019)\\]]*$")
+_WINDOW = re.compile(r"#w\d+$")
 
 
 def normalize_text(text: str) -> str:
@@ -215,6 +233,14 @@ class _Walk:
     received_at: float | None
     exact: list[tuple[str, str]] = field(default_factory=list)
     semantic: list[SemanticLeaf] = field(default_factory=list)
+    # Says which free texts the model and the rules read; without one, every text is read.
+    reader: TextReader | None = None
+    unread: list[tuple[str, str]] = field(default_factory=list)
+    tool: str | None = None
+    # The arguments as sent, and whether they hold a leaf that is not attempt noise (worked
+    # out when a field of attempt noise first asks).
+    root: Any = None
+    substance: bool | None = None
 
     def is_volatile(self, pattern_path: str, name: str, value: Any) -> bool:
         policy = self.policy
@@ -223,9 +249,52 @@ class _Walk:
             policy.semantic_fields, pattern_path, name
         ):
             return False
-        if name.lower() in self.volatile_names or pattern_path in policy.volatile_fields:
+        if self._always_dropped(pattern_path, name):
             return True
-        return is_attempt_id_name(name) or is_attempt_stamp(name, value, self.received_at)
+        if not self._attempt_noise(name, value):
+            return False
+        # An attempt id, stamp or retry counter beside nothing else is what the call is
+        # about ({"trace_id": ...} to delete_trace): it is dropped only beside an argument.
+        if self.substance is None:
+            self.substance = self._has_substance(self.root, "", 1)
+        return self.substance
+
+    def _always_dropped(self, pattern_path: str, name: str) -> bool:
+        """The policy's volatile fields, and MCP's protocol metadata."""
+        return (
+            name.lower() in self.volatile_names
+            or pattern_path in self.policy.volatile_fields
+            or pattern_path == PROTOCOL_META_FIELD
+        )
+
+    def _attempt_noise(self, name: str, value: Any) -> bool:
+        """An attempt's own label, count or stamp, unless the tool's name names it: the
+        request of ``approve_request`` is its target."""
+        return is_attempt_noise(name, value, self.received_at) and not tool_names_field(
+            self.tool, name
+        )
+
+    def _has_substance(self, value: Any, pattern: str, depth: int) -> bool:
+        """Whether ``value`` holds a leaf that no rule drops: an argument of the call."""
+        if depth > MAX_DEPTH:
+            return True  # the walk refuses it
+        if isinstance(value, list):
+            return any(self._has_substance(v, f"{pattern}[]", depth + 1) for v in value)
+        if not isinstance(value, dict):
+            return True
+        policy = self.policy
+        for raw_key, item in value.items():
+            if not isinstance(raw_key, str):
+                return True  # the walk refuses it
+            key = _INVISIBLE.sub("", unicodedata.normalize("NFKC", raw_key))
+            child = key_path(pattern, key)
+            kept = _matches(policy.exact_fields, child, key) or _matches(
+                policy.semantic_fields, child, key
+            )
+            noise = self._always_dropped(child, key) or self._attempt_noise(key, item)
+            if (kept or not noise) and self._has_substance(item, child, depth + 1):
+                return True
+        return False
 
     def walk(
         self, value: Any, path: str, pattern: str, name: str | None, depth: int, sem: bool | None
@@ -264,6 +333,20 @@ class _Walk:
         canonical: Any = scalar(value)
         self.exact.append((path, canonical_json(canonical)))
         return canonical, canonical
+
+    def _read(self, text: str) -> tuple[list[str], str | None]:
+        """The windows of a free text, and why it is not read (None when it is)."""
+        reason = too_long(text)
+        if reason is not None:
+            return [], reason
+        windows = text_windows(text)
+        if self.reader is not None:
+            for i, window in enumerate(windows):
+                reason = self.reader.unread(window)
+                if reason is not None:
+                    where = f" (window {i + 1} of {len(windows)})" if len(windows) > 1 else ""
+                    return windows, reason + where
+        return windows, None
 
     def _walk_dict(
         self, value: dict[Any, Any], path: str, pattern: str, depth: int, sem: bool | None
@@ -307,11 +390,23 @@ class _Walk:
             by_name = False if kind is not None else name_kind(name)
             sem = is_prose(text) if by_name is None else by_name
         if sem and text:
-            self.semantic.append(SemanticLeaf(path, text))
-            if len(text) > LONG_TEXT_CHARS:
-                # The model reads only the first ~256 tokens: the end is compared on its own.
-                self.semantic.append(SemanticLeaf(f"{path}#end", text[-LONG_TEXT_CHARS:]))
-            return text, {"~text": list(critical_tokens(text))}
+            # A date, time or amount written another way is the same fact: one spelling.
+            text = normalize_facts(text)
+            windows, reason = self._read(text)
+            if reason is None:
+                if len(windows) == 1:
+                    self.semantic.append(SemanticLeaf(path, text))
+                else:
+                    # Every window is a leaf of its own, and every one must match.
+                    self.semantic.extend(
+                        SemanticLeaf(f"{path}#w{i}", window) for i, window in enumerate(windows)
+                    )
+                return text, {"~text": list(critical_tokens(text))}
+            # Not read, so compared exactly (in its canonical form: NFKC, whitespace), and
+            # the text itself is in the signature: only the same text is ever a candidate.
+            self.unread.append((path, reason))
+            self.exact.append((path, canonical_json(text)))
+            return text, {"~unread": text}
         if code:
             exact = _code_text(raw)
         elif is_secret_name(name) or is_path_name(name):
@@ -327,6 +422,56 @@ class _Walk:
         if kind is None or code:
             return exact, label_form(name, exact).key
         return exact, value_key(kind, exact)
+
+
+def too_long(text: str) -> str | None:
+    """Why a normalised free text is too long to be read by windows, or None."""
+    if len(text) > MAX_TEXT_CHARS:
+        return (
+            f"longer than {MAX_WINDOWS} windows: {len(text):,} characters, the windows hold"
+            f" {MAX_TEXT_CHARS:,}"
+        )
+    words = text.count(" ") + 1
+    # Windows end at a sentence end in their second half, so a text of fewer words than
+    # MAX_WINDOWS full windows can still need more of them.
+    if words > MAX_WINDOWS * WINDOW_WORDS or len(_cuts(text.split(" "))) + 1 > MAX_WINDOWS:
+        return f"longer than {MAX_WINDOWS} windows of up to {WINDOW_WORDS} words: {words} words"
+    return None
+
+
+def text_windows(text: str) -> list[str]:
+    """A normalised free text cut into windows of at most ``WINDOW_WORDS`` words, at a
+    sentence end where one falls in a window's second half; a short text is one window.
+
+    The windows cover every word once, in order. A change early in a long text changes an
+    early window, which must match as surely as the others.
+    """
+    words = text.split(" ")
+    if len(words) <= WINDOW_WORDS:
+        return [text]
+    starts = [0, *_cuts(words)]
+    ends = [*starts[1:], len(words)]
+    return [" ".join(words[start:end]) for start, end in zip(starts, ends, strict=True)]
+
+
+def _cuts(words: list[str]) -> list[int]:
+    """Where windows of ``words`` start, after the first (one pass, whatever the input)."""
+    cuts: list[int] = []
+    start = 0
+    while len(words) - start > WINDOW_WORDS:
+        end = start + WINDOW_WORDS
+        for i in range(end - 1, start + WINDOW_WORDS // 2 - 1, -1):
+            if _SENTENCE_END.search(words[i]):
+                end = i + 1
+                break
+        cuts.append(end)
+        start = end
+    return cuts
+
+
+def window_field(path: str) -> str:
+    """The path of the field a leaf belongs to: ``body`` for the window ``body#w2``."""
+    return _WINDOW.sub("", path)
 
 
 def validate_json(value: Any, what: str, depth: int = 1) -> None:
@@ -366,18 +511,26 @@ def scalar(value: Any) -> Any:
 
 
 def canonicalize(
-    args: dict[str, Any], policy: ToolPolicy, *, received_at: float | None = None
+    args: dict[str, Any],
+    policy: ToolPolicy,
+    *,
+    received_at: float | None = None,
+    tool: str | None = None,
+    reader: TextReader | None = None,
 ) -> CanonicalCall:
     """The canonical form of ``args`` under ``policy``.
 
     ``received_at`` (seconds since 1970) is when the check arrived: a timestamp-like field
     within a small tolerance of it is the attempt's own stamp and is dropped. Without it,
-    every timestamp is an argument.
+    every timestamp is an argument. ``tool`` is the tool's name: an attempt id it names
+    (``request_id`` to ``approve_request``) is the call's target, compared exactly.
+    ``reader`` says which free texts are read; one it does not read is compared exactly, and
+    the reason is listed in ``unread``. Without it, every free text is read.
     """
     if not isinstance(args, dict):
         raise InvalidInput("args must be a JSON object")
     volatile = frozenset(v.lower() for v in policy.volatile_fields if _PLAIN_KEY.fullmatch(v))
-    walk = _Walk(policy, volatile, received_at)
+    walk = _Walk(policy, volatile, received_at, tool=tool, root=args, reader=reader)
     canonical, skeleton = walk.walk(args, "", "", None, 1, None)
     args_json = canonical_json(canonical)
     if policy.mode is CompareMode.WHOLE:
@@ -397,6 +550,7 @@ def canonicalize(
         exact_signature=stable_hash(canonical_json(skeleton)),
         exact_leaves=tuple(walk.exact),
         semantic_leaves=tuple(walk.semantic),
+        unread=tuple(walk.unread),
     )
 
 

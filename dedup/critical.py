@@ -11,75 +11,66 @@ from __future__ import annotations
 
 import re
 
+from tooldedup.dedup.dates import MONTH_NAMES, MONTHS
+from tooldedup.dedup.facts import (
+    COMPOUND_UNITS,
+    CURRENCY_CODES,
+    CURRENCY_SIGNS,
+    DECIMAL_COMMA,
+    NUMBER_WORDS,
+    ORDINAL_WORDS,
+    TENS,
+    normalize_facts,
+)
+from tooldedup.dedup.value_names import CURRENCY_NAMES
+
 __all__ = ["DAY_WORDS", "MONTH_ABBREV", "critical_tokens", "one_unit_or_day", "slot_values"]
 
-_NUMBER_WORDS = {
-    "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
-    "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",
-    "thirteen": "13", "fourteen": "14", "fifteen": "15", "sixteen": "16",
-    "seventeen": "17", "eighteen": "18", "nineteen": "19", "twenty": "20", "thirty": "30",
-    "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70", "eighty": "80",
-    "ninety": "90", "hundred": "100", "thousand": "1000", "million": "1000000",
-    "billion": "1000000000", "dozen": "12", "half": "0.5",
-}  # fmt: skip
-# "one", "first" and "second" are left out on purpose: as a pronoun, an adverb and a unit
-# of time they are too common in paraphrases. Digits ("1", "1st") always count, and a
-# swap of bare ordinals is the verifier's to hold (``dedup/verifier.py``).
-_ORDINAL_WORDS = {
-    "third": "3", "fourth": "4", "fifth": "5", "sixth": "6", "seventh": "7", "eighth": "8",
-    "ninth": "9", "tenth": "10", "eleventh": "11", "twelfth": "12", "thirteenth": "13",
-    "fourteenth": "14", "fifteenth": "15", "sixteenth": "16", "seventeenth": "17",
-    "eighteenth": "18", "nineteenth": "19", "twentieth": "20", "thirtieth": "30",
-    "fortieth": "40", "fiftieth": "50", "sixtieth": "60", "seventieth": "70",
-    "eightieth": "80", "ninetieth": "90", "hundredth": "100", "thousandth": "1000",
-}  # fmt: skip
-_TENS = {
-    "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
-    "eighty": 80, "ninety": 90,
-}  # fmt: skip
-_UNITS = {
-    "one": (1, ""), "two": (2, ""), "three": (3, ""), "four": (4, ""), "five": (5, ""),
-    "six": (6, ""), "seven": (7, ""), "eight": (8, ""), "nine": (9, ""), "first": (1, "st"),
-    "second": (2, "nd"), "third": (3, "rd"), "fourth": (4, "th"), "fifth": (5, "th"),
-    "sixth": (6, "th"), "seventh": (7, "th"), "eighth": (8, "th"), "ninth": (9, "th"),
-}  # fmt: skip
 # "twenty-first", "twenty first", "thirty-two": one number, written as digits before tokens.
-_COMPOUND = re.compile(rf"\b({'|'.join(_TENS)})[-\s]+({'|'.join(_UNITS)})\b", re.IGNORECASE)
+_COMPOUND = re.compile(rf"\b({'|'.join(TENS)})[-\s]+({'|'.join(COMPOUND_UNITS)})\b", re.IGNORECASE)
 _WEEKDAYS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 )
 _EVERY = frozenset({"every", "each"})
-DAY_WORDS = _WEEKDAYS | frozenset(
-    {
-        "today", "tomorrow", "yesterday", "tonight", "noon", "midnight",
-        "january", "february", "march", "april", "june", "july", "august",
-        "september", "october", "november", "december",
-    }
-)  # fmt: skip
+# Months come from ``dedup/dates.py``: every month but "may", which is a verb too.
+DAY_WORDS = (
+    _WEEKDAYS
+    | frozenset({"today", "tomorrow", "yesterday", "tonight", "noon", "midnight"})
+    | (frozenset(MONTH_NAMES) - {"may"})
+)
 # Words that are dates only next to a number ("may" is a verb, "mar" a noun).
 MONTH_ABBREV = {
-    "jan": "january", "feb": "february", "mar": "march", "apr": "april",
-    "may": "may", "jun": "june", "jul": "july", "aug": "august", "sep": "september",
-    "sept": "september", "oct": "october", "nov": "november", "dec": "december",
-}  # fmt: skip
+    name: MONTH_NAMES[number - 1]
+    for name, number in MONTHS.items()
+    if name not in MONTH_NAMES or name == "may"
+}
+# Currencies named anywhere in a text, with the codes ``dedup/facts.py`` writes for them. "¥"
+# is yen or yuan, and a token of its own; "pounds" may weigh, but is a token all the same.
 _CURRENCY = {
-    "$": "usd", "€": "eur", "£": "gbp", "¥": "jpy", "₹": "inr",
-    "dollars": "usd", "dollar": "usd", "euros": "eur", "euro": "eur", "pounds": "gbp",
+    **{sign: code for sign, code in CURRENCY_SIGNS.items() if len(sign) == 1},
+    "¥": "¥", "dollar": CURRENCY_SIGNS["$"], "dollars": CURRENCY_SIGNS["$"],
+    "euro": CURRENCY_NAMES["euro"], "euros": CURRENCY_NAMES["euros"],
+    "pounds": CURRENCY_SIGNS["£"],
 }  # fmt: skip
 # Short words right after a number that are units ("5 kg", "20 min", "3 GB"), and any
 # three capitals ("500 CHF"). Other words after a number are prose ("Truck 17 has", "the
 # Oct 12 food truck festival", "by 11 if"): a list of units stays right where a list of
 # non-units never ends.
-_UNIT_WORDS = frozenset(
+_FIAT = frozenset(
+    """usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk huf ron bgn isk rub uah krw
+    ils thb php idr myr vnd twd hkd sgd nzd aed sar qar kwd egp ngn kes zar brl mxn ars clp cop
+    pen""".split()
+)
+_UNIT_WORDS = _FIAT | frozenset(
     """mg mcg ng g kg t lb lbs oz ml cl dl l gal tsp tbsp mm cm m km ft yd mi mph kph kmh kmph
     ms s sec secs min mins h hr hrs wk wks mo yr yrs kb mb gb tb pb kib mib gib tib kbps mbps
     gbps b k bn mn mil bil mln bln w kw kwh mw mwh gw gwh twh v mv mah hz khz mhz ghz rpm rps
     px pt em rem dpi c f deg cal kcal kj psi kpa bar atm ppm ppb mol mmol ha ac sqm sqft ct kt
-    bp bps pp pct pcs pc
-    usd eur gbp chf jpy cad aud inr cny rmb sek nok dkk pln czk huf ron bgn isk rub uah krw
-    ils thb php idr myr vnd twd hkd sgd nzd aed sar qar kwd egp ngn kes zar brl mxn ars clp cop
-    pen btc eth ada dot sol usdt usdc xrp doge ltc""".split()
+    bp bps pp pct pcs pc btc eth ada dot sol usdt usdc xrp doge ltc""".split()
 )
+# A currency's code in capitals before its amount, as ``dedup/facts.py`` writes amounts: "USD
+# 40" is "$40" and "40 USD", and never "EUR 40".
+_CODES_BEFORE = frozenset(code.upper() for code in _FIAT | CURRENCY_CODES)
 # A unit's names, one token for all: "30 min" is "30 minutes" and "30-minute", and never
 # "30 hours". Not "pounds" (a weight or a currency) nor "percent" ("30%" has no unit).
 _UNIT_NAMES = {
@@ -154,7 +145,8 @@ _SLOT_BEFORE = re.compile(r"(?<![\w.,])(-?\d[\d.,]{0,40}\d|-?\d)\s+for\s+([A-Z][
 # "Ana scored 4, Ben got 2": a name, a verb that gives it a value, and the value.
 _SLOT_VERB = re.compile(
     r"(?<![\w'-])([A-Z][a-z'-]{1,40})\s+(?:scored|scores|got|gets|owes|owed|paid|pays|won|earned"
-    r"|received|receives|needs|takes|took|brings|brought)\s+\$?(-?\d[\d.,]*\d|-?\d)\b"
+    r"|received|receives|needs|takes|took|brings|brought)\s+(?:\$|[A-Z]{3}\s)?"
+    r"(-?\d[\d.,]*\d|-?\d)\b"
     # "Ben paid 40 for Ana": the value is Ana's ("4 for Ana" binds it).
     r"(?!\s+for\s+[A-Z])"
 )
@@ -163,6 +155,8 @@ _DOTTED_AMPM = re.compile(r"\b([ap])\.\s?m\b\.?", re.IGNORECASE)
 _TOKEN = re.compile(
     r"(?P<stamp>\d+(?:[:/-]\d+){1,2}|\d+\.\d+\.\d+)"
     r"|(?P<num>(?:(?<![\w.])-)?(?:\d(?:[\d,]*\d)?(?:\.\d+)?|(?<!\d)\.\d+))"
+    # "C$", "A$", "NZ$": a dollar, but not the US one; "US$" is.
+    r"|(?P<dollar>(?<![^\W\d_])[^\W\d_]{1,3}\$)"
     r"|(?P<word>[^\W\d_]+)"
     r"|(?P<sym>[$€£¥₹])",
     re.IGNORECASE,
@@ -173,12 +167,11 @@ _THOUSANDS = re.compile(r"-?\d{1,3}(?:,\d{3})+(?:\.\d+)?")
 # token, so it never shares a token with either reading.
 _DOT_THOUSAND = re.compile(r"-?\d{1,3}\.\d{3}")
 _COMMA_NUMBER = re.compile(r"-?\d+,\d+")
-_DECIMAL_COMMA = re.compile(r"(?<![\d.,])\d+,(?:\d{1,2}|\d{4,})(?![\d,])|\d\.\d{3},\d")
 
 
 def _compound(match: re.Match[str]) -> str:
-    tens = _TENS[match.group(1).lower()]
-    unit, suffix = _UNITS[match.group(2).lower()]
+    tens = TENS[match.group(1).lower()]
+    unit, suffix = COMPOUND_UNITS[match.group(2).lower()]
     return f"{tens + unit}{suffix}"
 
 
@@ -207,6 +200,11 @@ def _stamp(text: str) -> str:
     """
     if "." in text:
         return text
+    if ":" in text and "-" not in text and "/" not in text:
+        # A time keeps its hour as written: "09:30" is in the morning, "9:30" may be in the
+        # evening or a duration, and is no reading of "9:30 AM" (which facts write "09:30").
+        hour, _, rest = text.partition(":")
+        return f"{hour}:{_stamp(rest)}"
     return re.sub(r"\d+", lambda m: m.group().lstrip("0") or "0", text)
 
 
@@ -275,9 +273,12 @@ def critical_tokens(text: str) -> tuple[str, ...]:
     Negation is not among them: whether "not" changes the act is the verifier's question
     ("isn't clear" and "is unclear" ask the same).
     """
+    # A date, a time, an amount or a count written another way is the same token: the
+    # tokens are read from the text with its facts in one spelling (``dedup/facts.py``).
+    text = normalize_facts(text)
     addresses = _addresses(text) + _commands(text)
     text = _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text))
-    decimal_comma = bool(_DECIMAL_COMMA.search(text))
+    decimal_comma = "," in text and bool(DECIMAL_COMMA.search(text))
     matches = list(_TOKEN.finditer(text))
     tokens: list[str] = []
     # Paraphrases reorder freely ("Friday at 6" for "at 6 on Friday"), so the tokens form a
@@ -294,12 +295,15 @@ def critical_tokens(text: str) -> tuple[str, ...]:
             tokens.extend(_normal_number(m.group("num"), decimal_comma))
         elif m.group("sym"):
             units.append(_CURRENCY[m.group("sym")])
+        elif m.group("dollar"):
+            sign = m.group("dollar").lower()
+            units.append(CURRENCY_SIGNS.get(sign, sign))
         else:
             word = m.group("word").lower()
-            if word in _NUMBER_WORDS:
-                tokens.append(_NUMBER_WORDS[word])
-            elif word in _ORDINAL_WORDS:
-                tokens.extend((_ORDINAL_WORDS[word], "ord"))
+            if word in NUMBER_WORDS:
+                tokens.append(NUMBER_WORDS[word])
+            elif word in ORDINAL_WORDS:
+                tokens.extend((ORDINAL_WORDS[word], "ord"))
             elif word in _WEEKDAYS and previous_word in _EVERY:
                 # "every Wednesday" is "on Wednesdays", and neither is "on Wednesday".
                 tokens.append(word + "s")
@@ -308,7 +312,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
             elif word[-1:] == "s" and word[:-1] in _WEEKDAYS:
                 tokens.append(word)
             elif word in _CURRENCY:
-                units.append(_CURRENCY[word])
+                units.append(_currency(matches, i, word))
             elif after and word in _ORDINAL_SUFFIX:
                 tokens.append("ord")
             elif word in MONTH_ABBREV and _next_to_number(matches, i):
@@ -321,6 +325,8 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 # Bound to its number, as am/pm is: "2 hours and 30 minutes" is not "30 hours
                 # and 2 minutes", however the bag is sorted.
                 tokens[-1] += _UNIT_NAMES[word]
+            elif m.group("word") in _CODES_BEFORE and _before_number(text, matches, i):
+                units.append(word)
             elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(m.group("word"))):
                 units.append(word)
     return tuple(sorted([*tokens, *units, *addresses]))
@@ -358,13 +364,30 @@ def slot_values(text: str) -> dict[str, frozenset[str]]:
     return {name: frozenset(found) for name, found in values.items()}
 
 
+def _currency(matches: list[re.Match[str]], i: int, word: str) -> str:
+    """The currency a word names: "Canadian dollars" are not US dollars."""
+    before = [(m.group("word") or "").lower() for m in matches[max(0, i - 2) : i]]
+    for start in range(len(before)):
+        name = " ".join([*before[start:], word])
+        if name in CURRENCY_NAMES:
+            return CURRENCY_NAMES[name]
+    return _CURRENCY[word]
+
+
+def _before_number(text: str, matches: list[re.Match[str]], i: int) -> bool:
+    following = matches[i + 1] if i + 1 < len(matches) else None
+    return (
+        following is not None and _is_number(following) and _adjacent(text, matches[i], following)
+    )
+
+
 def _is_code(word: str) -> bool:
     return len(word) == 3 and word.isupper() and word.lower() not in _NOT_CODES
 
 
 def _is_number(m: re.Match[str]) -> bool:
     word = (m.group("word") or "").lower()
-    return bool(m.group("num") or m.group("stamp")) or word in _NUMBER_WORDS
+    return bool(m.group("num") or m.group("stamp")) or word in NUMBER_WORDS
 
 
 def _adjacent(text: str, left: re.Match[str], right: re.Match[str]) -> bool:

@@ -5,21 +5,21 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-__all__ = ["date_key", "time_key"]
+__all__ = ["MONTHS", "MONTH_NAMES", "date_key", "iso_day", "time_key"]
 
-_MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}  # fmt: skip
+# Each month's name, then its short forms: the one list of months (``dedup/critical.py`` and
+# ``dedup/facts.py`` read it too).
+_MONTH_SPELLINGS = (
+    ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
+    ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),
+    ("october", "oct"), ("november", "nov"), ("december", "dec"),
+)  # fmt: skip
+# "january" first, "december" last.
+MONTH_NAMES: tuple[str, ...] = tuple(names[0] for names in _MONTH_SPELLINGS)
+# Every name and short form, lower case, to the month's number: "sept" is 9.
+MONTHS: dict[str, int] = {
+    name: number for number, names in enumerate(_MONTH_SPELLINGS, start=1) for name in names
+}
 _ISO_DAY = re.compile(r"(\d{4})([-/.])(\d{1,2})\2(\d{1,2})")
 _NUMERIC_DAY = re.compile(r"(\d{1,2})([-/.])(\d{1,2})\2(\d{4})")
 _MONTH_FIRST = re.compile(r"([a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})")
@@ -32,7 +32,8 @@ _TIME = re.compile(r"(\d{1,2})(?::(\d{2})(?::(\d{2}))?)?(?: ?([ap])\.? ?m\.?)?")
 _NAMED_TIMES = {"noon": "12:00:00", "midday": "12:00:00", "midnight": "00:00:00"}
 
 
-def _day(year: int, month: int, day: int) -> str | None:
+def iso_day(year: int, month: int, day: int) -> str | None:
+    """The day as ISO ("2026-03-05"), or None when there is no such day."""
     try:
         return dt.date(year, month, day).isoformat()
     except ValueError:
@@ -60,20 +61,20 @@ def date_key(text: str) -> str | None:
     value = " ".join(text.casefold().replace(",", ", ").split())
     value = _DOT_BEFORE_DAY.sub(". ", value)  # "Jun.1,2022"
     if match := _ISO_DAY.fullmatch(value):
-        return _day(int(match[1]), int(match[3]), int(match[4]))
+        return iso_day(int(match[1]), int(match[3]), int(match[4]))
     if match := _NUMERIC_DAY.fullmatch(value):
         first, second, year = int(match[1]), int(match[3]), int(match[4])
         if first == second or second > 12:
-            return _day(year, first, second)
+            return iso_day(year, first, second)
         if first > 12:
-            return _day(year, second, first)
+            return iso_day(year, second, first)
         return f"{first:02d}{match[2]}{second:02d}{match[2]}{year}"
     if match := _MONTH_FIRST.fullmatch(value):
-        month = _MONTHS.get(match[1])
-        return None if month is None else _day(int(match[3]), month, int(match[2]))
+        month = MONTHS.get(match[1])
+        return None if month is None else iso_day(int(match[3]), month, int(match[2]))
     if match := _DAY_FIRST.fullmatch(value):
-        month = _MONTHS.get(match[2])
-        return None if month is None else _day(int(match[3]), month, int(match[1]))
+        month = MONTHS.get(match[2])
+        return None if month is None else iso_day(int(match[3]), month, int(match[1]))
     if _DATETIME.fullmatch(value):
         return _moment(value)
     return None

@@ -37,6 +37,9 @@ def explain_data(decision: Decision) -> dict[str, Any]:
         data["judge"] = judge
     if decision.borderline:
         data["borderline"] = True
+    if decision.unread:
+        # Free text compared exactly, not by meaning, and why.
+        data["unread"] = [{"path": path, "reason": reason} for path, reason in decision.unread]
     if decision.notes:
         data["notes"] = list(decision.notes)
     if decision.dry_run:

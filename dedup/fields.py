@@ -1,7 +1,10 @@
 """What a field holds, by its name and its value: attempt ids and stamps, code, categories.
 
 These rules decide how the canonical walk treats a leaf when the tool's policy does not say:
-- an attempt identifier (a request or trace id) is dropped, because every retry gets a new one;
+- an attempt identifier (a request or trace id) or a retry counter is dropped, because every
+  retry gets a new one, unless it is the call's substance: the tool's name names it
+  (``delete_trace`` and ``trace_id``), or it is all the call has;
+- MCP's ``_meta`` at the top level of the arguments is protocol metadata, always dropped;
 - a timestamp-like field is dropped only when its value is the moment of the attempt itself;
 - a command, query, code or JSON string is compared exactly, never by meaning;
 - only a category value (a status, a priority, a currency code) has its case folded.
@@ -21,8 +24,11 @@ __all__ = [
     "ATTEMPT_STAMP_TOLERANCE_SECONDS",
     "CATEGORY_FIELD_NAMES",
     "CODE_FIELD_NAMES",
+    "PROTOCOL_META_FIELD",
+    "RETRY_NOISE_FIELDS",
     "SECRET_FIELD_NAMES",
     "is_attempt_id_name",
+    "is_attempt_noise",
     "is_attempt_stamp",
     "is_category_name",
     "is_code_name",
@@ -31,6 +37,7 @@ __all__ = [
     "last_word",
     "name_words",
     "reads_as_code",
+    "tool_names_field",
 ]
 
 # Names compare without case or separators: "requestId", "request-id" and "REQUEST_ID" agree.
@@ -40,6 +47,13 @@ ATTEMPT_ID_FIELDS: frozenset[str] = frozenset(
         "toolcallid", "attemptid", "messageuuid", "xrequestid", "traceparent",
     }
 )  # fmt: skip
+# How many times the call was tried: a retry counts one more.
+RETRY_NOISE_FIELDS: frozenset[str] = frozenset(
+    {"retrycount", "retry", "retries", "attempt", "attemptnumber"}
+)
+# Reserved by the MCP specification for protocol metadata (a progress token, a trace context)
+# at the top level of a tool call's arguments: never a tool's own argument.
+PROTOCOL_META_FIELD = "_meta"
 ATTEMPT_STAMP_FIELDS: frozenset[str] = frozenset(
     {
         "timestamp", "ts", "clientts", "clienttimestamp", "clienttime", "requesttime",
@@ -101,6 +115,53 @@ def last_word(name: str) -> str:
 def is_attempt_id_name(name: str) -> bool:
     """Whether ``name`` holds an identifier of one attempt (a retry gets a fresh one)."""
     return _squash(name) in ATTEMPT_ID_FIELDS
+
+
+def is_attempt_noise(name: str, value: Any, received_at: float | None) -> bool:
+    """Whether ``name`` holds what changes from one attempt of a call to the next: an attempt
+    id, a retry counter, or a stamp of the attempt's own moment (see ``is_attempt_stamp``)."""
+    return (
+        is_attempt_id_name(name)
+        or _squash(name) in RETRY_NOISE_FIELDS
+        or is_attempt_stamp(name, value, received_at)
+    )
+
+
+# The last words that say a field holds an identifier or a count of something, not what:
+# "request_id" identifies a request, "attempt_number" counts attempts.
+_ID_SUFFIXES = frozenset({"id", "ids", "uuid", "guid", "key", "number", "count"})
+_TOOL_SPLIT = re.compile(r"[^a-z0-9]+")
+_ACRONYM = re.compile(r"([A-Z]+)([A-Z][a-z])")
+
+
+def _singular(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def _words(name: str) -> list[str]:
+    """Lower-case singular words of a name, split at any separator and at camelCase."""
+    spaced = _CAMEL.sub(r"\1_\2", _ACRONYM.sub(r"\1_\2", name)).lower()
+    return [_singular(w) for w in _TOOL_SPLIT.split(spaced) if w]
+
+
+def tool_names_field(tool: str | None, name: str) -> bool:
+    """Whether the tool's name names what field ``name`` identifies: then it is the action's
+    target, not an attempt's label (``approve_request`` and ``request_id``, ``retry_tool_call``
+    and ``tool_call_id``, ``configure_retries`` and ``retries``).
+
+    The field's words without an id suffix (``id``, ``uuid``, ``key``, ``number``...) must all
+    be among the tool name's words, split at ``_ - . /`` and camelCase, in singular form.
+    """
+    if not tool:
+        return False
+    words = _words(name)
+    while words and words[-1] in _ID_SUFFIXES:
+        words.pop()
+    return bool(words) and set(words) <= set(_words(tool))
 
 
 def is_code_name(name: str | None) -> bool:

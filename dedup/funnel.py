@@ -37,8 +37,6 @@ __all__ = [
     "top_scored",
 ]
 
-_FUZZY_OK = frozenset({VerdictKind.CONFIRMED, VerdictKind.NO_OBJECTION})
-
 _TOP_SCORES = 5
 
 
@@ -148,7 +146,8 @@ class EquivalentStage:
 
 
 class FuzzyStage:
-    """Every semantic leaf is a near-identical string (whitespace, case, typos)."""
+    """Every semantic leaf is a near-identical string whose every change the verifier
+    accounts for (whitespace, case, typos)."""
 
     def __init__(self, verifier: Verifier) -> None:
         self._verifier = verifier
@@ -178,26 +177,28 @@ class FuzzyStage:
                         ratio = fuzz.ratio(mine, other)
                 weakest = min(weakest, ratio)
             scores.append((record, weakest))
-        # A swapped word or a dropped "not" is a few characters: such a pair is not a
-        # near-identical string, and the semantic stage decides it with the verifier. Only
+        # A swapped word or a dropped "not" is a few characters: a pair is a near-identical
+        # string only when the verifier accounts for its every change (a typo, a short form,
+        # the same words); any other goes on to the semantic stage and its verifier. Only
         # the best few that would match are verified, so the verifier's work stays small.
         near = sorted((pair for pair in scores if pair[1] >= threshold), key=lambda p: -p[1])
         ruled_out: dict[str, str] = {}
         for record, score in near[: verified_candidates(len(leaves))]:
             verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
-            if verdict.kind in _FUZZY_OK:
+            if verdict.kind is VerdictKind.CONFIRMED:
                 report = StageReport(
                     Stage.FUZZY, round(score, 4), threshold, True, top_scored(scores)
                 )
                 return StageResult(report, Match(record, Stage.FUZZY, score / 100.0))
-            ruled_out[record.call_id] = verdict.reason or verdict.kind.value
+            how = "ruled out" if verdict.kind is VerdictKind.DIFFERENT else "did not confirm"
+            why = verdict.reason or "a change no reason accounts for"
+            ruled_out[record.call_id] = f"the verifier {how} {record.call_id}: {why}"
         shown = [(r, 0.0 if r.call_id in ruled_out or s >= threshold else s) for r, s in scores]
         best = best_scored(shown)
         assert best is not None
         detail = None
         if ruled_out:
-            call_id, reason = next(iter(ruled_out.items()))
-            detail = f"the verifier ruled out {call_id}: {reason}"
+            detail = next(iter(ruled_out.values()))
         report = StageReport(
             Stage.FUZZY, round(best[1], 4), threshold, False, top_scored(shown), detail
         )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.canonical import canonical_json, stable_hash, window_field
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, JudgeMode
 
@@ -72,7 +72,10 @@ class JudgeRequest:
             proposal=proposal.args,
             stored=stored,
             exact_fields=tuple(path for path, _ in proposal.exact_leaves),
-            semantic_fields=tuple(leaf.path for leaf in proposal.semantic_leaves),
+            # A long text's windows are one field to the judge, which reads the whole args.
+            semantic_fields=tuple(
+                dict.fromkeys(window_field(leaf.path) for leaf in proposal.semantic_leaves)
+            ),
             cosine=cosine,
             tenant=tenant,
         )

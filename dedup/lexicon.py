@@ -1,24 +1,33 @@
 """The verifier's word lists: negations, antonyms, function words, and how a text becomes words.
 
 A rewording and a flip differ in a few words; these lists name the words that carry the
-difference ("not", "unclear", "increase"/"decrease") and the ones that carry none.
+difference ("not", "unclear", "increase"/"decrease"; the small words of meaning in ``MEANING``:
+"must"/"may", "and"/"or", "this"/"next", "we"/"they") and the few that carry none
+(``FILLERS``: "please", "hi", "the").
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from difflib import SequenceMatcher
 from functools import lru_cache
 
 __all__ = [
     "ANTONYM_STEMS",
     "DIRECTION",
+    "FILLERS",
     "FIRST_PERSON",
     "JOINERS",
+    "MEANING",
     "NEGATIONS",
     "NEGATIVE_WORDS",
+    "QUANTIFIERS",
     "SECOND_PERSON",
     "SHORT_FORMS",
     "STOP",
+    "Sense",
+    "align",
     "plain_words",
     "root",
     "stem",
@@ -60,6 +69,8 @@ _ABSORBED = tuple(
         (r"can not", "unable to"),
         (r"(?:will|would|does|did|do) not (?=work|power|start|load|open|respond)", "fails to "),
         (r"whether or not", "whether"),
+        # A weekday in the plural is every one of them: "on Tuesdays" is "every Tuesday".
+        (r"(?:on )?(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s", r"every \1"),
         # One phrase, where "in" and "out" are no opposites ("check in", "check out").
         (r"fill(s|ed|ing)? out", r"fill\1 in"),
         # Verbs and phrases that refuse as "not" does: "avoid overwriting" is "do not
@@ -82,18 +93,20 @@ _ABSORBED = tuple(
 # A bound, not a refusal: "in by Friday" is "in no later than Friday" and "must not arrive
 # later than Friday"; "up to 50" is "no more than 50" and "a maximum of 50". Folded before
 # the negations, so that "can not" is still whole here.
+# The modal or "is" of a negated bound stays ("must not arrive later than" is "must arrive
+# by", as "must arrive no later than" is); "do" is only the negation's support.
 _NEGATED_AUX = (
-    r"(?:(?:do|does|did|should|must|can|could|will|would|shall|is|are|was|were|need|may)"
+    r"(?:(?:do|does|did) not|(should|must|can|could|will|would|shall|is|are|was|were|need|may)"
     r" not|never) ((?:[a-z']+ ){0,2}?)(?:any )?"
 )
 _BOUND = r"(?:no|not|never) (?:any )?"
 _BOUNDS = tuple(
     (re.compile(rf"\b{pattern}\b"), word)
     for pattern, word in (
-        (rf"{_NEGATED_AUX}later than", r"\1by"),
-        (rf"{_NEGATED_AUX}(?:earlier|sooner) than", r"\1from"),
-        (rf"{_NEGATED_AUX}more than", r"\1at most"),
-        (rf"{_NEGATED_AUX}(?:less|fewer) than", r"\1at least"),
+        (rf"{_NEGATED_AUX}later than", r"\1 \2by"),
+        (rf"{_NEGATED_AUX}(?:earlier|sooner) than", r"\1 \2from"),
+        (rf"{_NEGATED_AUX}more than", r"\1 \2at most"),
+        (rf"{_NEGATED_AUX}(?:less|fewer) than", r"\1 \2at least"),
         (rf"{_BOUND}later than", "by"),
         (rf"{_BOUND}(?:earlier|sooner) than", "from"),
         (rf"{_BOUND}more than|(?:a )?maximum of|max\.?(?= \d)", "at most"),
@@ -251,9 +264,80 @@ def words(text: str) -> list[str]:
     return _WORD.findall(lowered)
 
 
-FIRST_PERSON = frozenset(
-    "i me my mine we us our ours i'm i'll i've i'd we're we'll we've we'd".split()
+# Personal pronouns by whom they name: "me" for "I" names the same person, "she" for "he" or
+# "they" for "we" another one.
+_PRONOUNS = {
+    "i": "i me my mine myself i'm i'll i've i'd",
+    "we": "we us our ours ourselves we're we'll we've we'd let's",
+    "you": "you your yours yourself yourselves you're you'll you've you'd",
+    "he": "he him his himself he's he'll he'd",
+    "she": "she her hers herself she's she'll she'd",
+    "they": "they them their theirs themselves they're they'll they've they'd",
+    "it": "it its itself it's it'll",
+}
+FIRST_PERSON = frozenset(_PRONOUNS["i"].split() + _PRONOUNS["we"].split())
+SECOND_PERSON = frozenset(_PRONOUNS["you"].split())
+# Words that carry the meaning however small they are: one put for another of its class
+# ("must"/"may", "and"/"or", "for"/"against", "this"/"next", "only"/"also") says something
+# else, and so does one added to a text otherwise the same ("Delete only the old files").
+# Negations are the negation rules'. Each word is in one class.
+_CLASSES = {
+    "modal": "must may might can could will would shall should ought",
+    "preposition": "for against to from into onto out with without before after above below"
+    " over under up down in on off toward towards away pro anti including excluding except"
+    " until till since by at via within through across beyond behind between among inside"
+    " outside per",
+    "conjunction": "and or but if because although though whereas whether while once when",
+    "quantifier": "all every each some any both either only also even few many several much"
+    " another half",
+    "deictic": "this these that those here there next last now later earlier sooner today"
+    " tomorrow tonight yesterday",
+    "comparative": "more less fewer greater higher lower bigger smaller larger better worse"
+    " faster slower cheaper longer shorter older newer most least best worst highest lowest"
+    " biggest smallest largest fastest slowest cheapest longest shortest oldest newest"
+    " earliest latest",
+}
+# Words of one class that say one thing: "every" and "each" are "all", "but" is "and" with
+# a contrast, "towards" is "toward".
+_SAME_VALUE = {"every": "all", "each": "all", "but": "and", "towards": "toward", "till": "until"}
+# A contraction's modal: "I'll" is "I will".
+_CONTRACTED_MODALS = {"ll": "will", "d": "would"}
+Sense = tuple[str, str]
+
+
+def _senses() -> dict[str, tuple[Sense, ...]]:
+    table: dict[str, tuple[Sense, ...]] = {}
+    for kind, listed in _CLASSES.items():
+        for word in listed.split():
+            table[word] = ((kind, _SAME_VALUE.get(word, word)),)
+    for referent, listed in _PRONOUNS.items():
+        for word in listed.split():
+            _, _, tail = word.partition("'")
+            modal = _CONTRACTED_MODALS.get(tail)
+            table[word] = (("pronoun", referent),) + ((("modal", modal),) if modal else ())
+    return table
+
+
+# What each meaning-carrying word says: its class and its value.
+MEANING = _senses()
+QUANTIFIERS = frozenset(_CLASSES["quantifier"].split())
+# Polite words, greetings and articles: put in or left out, they change no request. A closed
+# list: other small words carry meaning, or say nothing a check may lean on.
+FILLERS = frozenset(
+    "please pls plz kindly hi hello hey dear thanks thank thx cheers just a an the".split()
 )
 
 
-SECOND_PERSON = frozenset("you your yours you're you'll you've you'd".split())
+# difflib's opcodes: ("equal" | "replace" | "insert" | "delete", i1, i2, j1, j2).
+_Opcode = tuple[str, int, int, int, int]
+
+
+@lru_cache(maxsize=256)
+def _aligned(old: tuple[str, ...], new: tuple[str, ...]) -> tuple[_Opcode, ...]:
+    return tuple(SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes())
+
+
+def align(old: Sequence[str], new: Sequence[str]) -> tuple[_Opcode, ...]:
+    """Two texts' words aligned (difflib's opcodes): once per pair, however many checks read
+    the alignment."""
+    return _aligned(tuple(old), tuple(new))

@@ -21,8 +21,10 @@ class ModelVerifier:
     A rule's ``different`` and its final confirmations (the same words, only typos) stand.
     Any other pair under ``min_logit_same`` is ``different``. With ``min_logit_confirm`` set
     (None: never), a pair the rules had no objection to is ``confirmed`` at or above it, so a
-    borderline match needs no judge; a rule's doubt (``unsure``) is never confirmed. A pair
-    longer than the model reads whole is left to the rules.
+    borderline match needs no judge; a rule's doubt (``unsure``), and a rewording in which a
+    small word of meaning changed, are never confirmed: the model may confirm a rewording,
+    never excuse a change of meaning. A pair longer than the model reads whole is left to the
+    rules.
     """
 
     def __init__(
@@ -67,7 +69,12 @@ class ModelVerifier:
                 f" min_logit_same {self._min_logit_same:g})",
             )
         confirm = self._min_logit_confirm
-        if verdict.kind is VerdictKind.NO_OBJECTION and confirm is not None and logit >= confirm:
+        if (
+            verdict.kind is VerdictKind.NO_OBJECTION
+            and verdict.confirmable
+            and confirm is not None
+            and logit >= confirm
+        ):
             return Verdict(
                 VerdictKind.CONFIRMED,
                 f"the pair model reads the same request (logit {logit:.2f} >="

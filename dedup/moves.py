@@ -8,6 +8,7 @@ dessert" becomes "Leo brings dessert, Ada brings wine"; the order tells them apa
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -19,6 +20,7 @@ from tooldedup.dedup.lexicon import (
     JOINERS,
     SECOND_PERSON,
     STOP,
+    align,
     root,
     stem,
 )
@@ -33,6 +35,7 @@ __all__ = [
     "person_swapped",
     "persons_changed",
     "replacements",
+    "timed",
     "traded",
     "values_moved",
 ]
@@ -90,7 +93,7 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
     # An article comes and goes with the span it stands before: "the carpet runner …
     # with luxury vinyl plank" against "the luxury vinyl plank … with a carpet runner".
     old, new = [w for w in old if w not in _ARTICLES], [w for w in new if w not in _ARTICLES]
-    a, b = [stem(w) for w in old], [stem(w) for w in new]
+    a, b = [_role(w) for w in old], [_role(w) for w in new]
     if a == b or sorted(a) != sorted(b):
         return None
     start = 0
@@ -108,6 +111,17 @@ def traded(old: list[str], new: list[str]) -> Trade | str | None:
             if found is not None:
                 return found
     return None
+
+
+# "he" and "she" stand for the people named around them: "Remind Diego that he owes Leila"
+# against "Remind Leila that she owes Diego" is Diego and Leila trading places, and so is
+# "Let Maria know her proposal beat Tom's" against "Let Tom know his proposal beat Maria's".
+_PERSON = frozenset("he him his himself she her hers herself".split())
+_POSSESSIVE = re.compile(r"['\u2019]s$")
+
+
+def _role(word: str) -> str:
+    return "#person" if word in _PERSON else stem(_POSSESSIVE.sub("", word))
 
 
 def _trade_in(
@@ -149,12 +163,11 @@ class Replacements:
 
 def replacements(old: list[str], new: list[str]) -> Replacements:
     """Align two texts once; keep what was put in whose place."""
-    matcher = SequenceMatcher(a=old, b=new, autojunk=False)
     pairs: dict[tuple[str, str], None] = {}
     singles: list[tuple[str, str]] = []
     placed: list[tuple[str, str, int, int]] = []
     only_replaced = True
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    for tag, i1, i2, j1, j2 in align(old, new):
         if tag == "equal":
             continue
         if tag != "replace" or i2 - i1 != j2 - j1:
@@ -241,7 +254,7 @@ def opposites_in_place(
                 continue
         else:
             anchors = (i, j)
-        if {before, after} & _TIME_BOUNDS and not (_timed(old, i) and _timed(new, j)):
+        if {before, after} & _TIME_BOUNDS and not (timed(old, i) and timed(new, j)):
             continue
         found.append(
             (
@@ -265,7 +278,7 @@ def _switcher(words: list[str], at: int) -> int | None:
     return None
 
 
-def _timed(words: list[str], at: int) -> bool:
+def timed(words: Sequence[str], at: int) -> bool:
     """Whether a time follows the word at ``at`` ("until Friday", "by 5 pm", "by 17:00",
     "after the 14th", "from Q3"), and the word is no joint of a repetition ("day by day").
     A bare count is no time ("feedback from 120 customers")."""

@@ -9,9 +9,16 @@ up") or a light verb ("tell", "let me know").
 from __future__ import annotations
 
 import re
-from difflib import SequenceMatcher
 
-from tooldedup.dedup.lexicon import ANTONYM_STEMS, NEGATIONS, NEGATIVE_WORDS, STOP, stem, words
+from tooldedup.dedup.lexicon import (
+    ANTONYM_STEMS,
+    NEGATIONS,
+    NEGATIVE_WORDS,
+    STOP,
+    align,
+    stem,
+    words,
+)
 
 __all__ = ["Phrase", "excused", "phrase_swap"]
 
@@ -40,11 +47,7 @@ def phrase_swap(old: list[str], new: list[str]) -> Phrase | None:
     swap, and more than one change a rewording)."""
     content_old = [w for w in old if w not in STOP]
     content_new = [w for w in new if w not in STOP]
-    changed = [
-        op
-        for op in SequenceMatcher(a=content_old, b=content_new, autojunk=False).get_opcodes()
-        if op[0] != "equal"
-    ]
+    changed = [op for op in align(content_old, content_new) if op[0] != "equal"]
     if len(changed) != 1 or changed[0][0] != "replace":
         return None
     _, i1, i2, j1, j2 = changed[0]

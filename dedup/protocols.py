@@ -8,7 +8,7 @@ from typing import Protocol
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CachingEmbedder", "Embedder", "PairScorer", "VectorIndex", "Vectors"]
+__all__ = ["CachingEmbedder", "Embedder", "PairScorer", "TextReader", "VectorIndex", "Vectors"]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -73,4 +73,17 @@ class PairScorer(Protocol):
 
     def score(self, first: str, second: str) -> float | None:
         """A logit, the same in either order (above 0: likely one request); None: too long."""
+        ...
+
+
+class TextReader(Protocol):
+    """Says whether the model and the verifier's rules read a text, or why they do not.
+
+    A text they do not read cannot be compared by meaning: two of them score alike however
+    much they differ (unknown tokens all look the same to the model), and the rules that catch
+    a flipped word know English only. Such a text is compared exactly instead.
+    """
+
+    def unread(self, text: str) -> str | None:
+        """Why ``text`` is not read (a sentence for explain), or None when it is."""
         ...

@@ -141,6 +141,8 @@ class CanonicalCall:
     exact_signature: str
     exact_leaves: tuple[tuple[str, str], ...]
     semantic_leaves: tuple[SemanticLeaf, ...]
+    # Free text the service does not read, so compared exactly: (path, why not read).
+    unread: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +252,8 @@ class Decision:
     dry_run: bool = False
     # The semantic match fell in the borderline band, whatever was then decided.
     borderline: bool = False
+    # Free text of the call compared exactly, not by meaning: (path, why it is not read).
+    unread: tuple[tuple[str, str], ...] = ()
 
     @property
     def call_id(self) -> str | None:

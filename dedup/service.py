@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 import uuid
@@ -17,6 +18,7 @@ from tooldedup.dedup.canonical import (
     sent_hash,
     stable_hash,
     validate_json,
+    window_field,
 )
 from tooldedup.dedup.caps import CallCaps
 from tooldedup.dedup.critical import critical_tokens
@@ -44,10 +46,12 @@ from tooldedup.dedup.ledger.base import (
 from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
+from tooldedup.dedup.protocols import TextReader
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
     CallRecord,
     CallStatus,
+    CanonicalCall,
     Decision,
     DecisionKind,
     FailureClass,
@@ -98,8 +102,12 @@ class DedupService:
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
         caps: CallCaps | None = None,
+        reader: TextReader | None = None,
     ) -> None:
         self._ledger = ledger
+        # Which free texts are compared by meaning; one the reader does not read is compared
+        # exactly. Without a reader, every free text is read.
+        self._reader = reader
         self._borderline = BorderlineResolver(judge, ledger, clock)
         self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
@@ -107,6 +115,11 @@ class DedupService:
         self._clock = clock
         self._caps = caps
         self._locks = KeyedLocks()
+
+    @property
+    def reader(self) -> TextReader | None:
+        """What says which free texts are compared by meaning (None: all of them)."""
+        return self._reader
 
     @property
     def policies(self) -> PolicySet:
@@ -140,8 +153,10 @@ class DedupService:
         started = time.perf_counter()
         now = self._clock()
         policy = self.policies_for(call.tenant).for_tool(call.tool)
-        canonical = canonicalize(call.args, policy, received_at=now)
-        _check_budget(canonical.semantic_leaves, policy)
+        canonical = canonicalize(
+            call.args, policy, received_at=now, tool=call.tool, reader=self._reader
+        )
+        _check_budget(canonical, policy)
         proposal = Proposal(call, canonical, policy)
         key = intent_key(proposal.scope, call.tool, canonical, call.run_id, call.step)
         if call.idempotency_key is not None and not dry_run:
@@ -149,7 +164,15 @@ class DedupService:
         if call.attempt_token is not None and not dry_run:
             self._bind_key(proposal, call.attempt_token, key, now, KeyKind.ATTEMPT)
         check_id = "chk_" + uuid.uuid4().hex
-        base = Decision(DecisionKind.PROCEED, check_id, key, None, None, dry_run=dry_run)
+        base = Decision(
+            DecisionKind.PROCEED,
+            check_id,
+            key,
+            None,
+            None,
+            dry_run=dry_run,
+            unread=canonical.unread,
+        )
         if policy.side_effect is SideEffect.READ:
             decision = replace(base, notes=("read tool: proceeds without a claim",))
         else:
@@ -520,13 +543,17 @@ def _longest_window(policies: PolicySet, retention_seconds: float) -> float:
     return max(retention_seconds, *(p.window_seconds for p in windows))
 
 
-def _check_budget(leaves: tuple[SemanticLeaf, ...], policy: ToolPolicy) -> None:
+def _check_budget(canonical: CanonicalCall, policy: ToolPolicy) -> None:
+    leaves = canonical.semantic_leaves
     if len(leaves) > policy.max_text_leaves:
         raise CheckTooLarge(
-            f"the call has {len(leaves)} free-text fields; the tool's policy allows"
-            f" {policy.max_text_leaves} (max_text_leaves)"
+            f"the call has {len(leaves)} free-text leaves (a long text has one per window);"
+            f" the tool's policy allows {policy.max_text_leaves} (max_text_leaves)"
         )
-    chars = sum(len(leaf.text) for leaf in leaves)
+    # Free text is free text whether it is read or compared exactly: the budget is the same.
+    exact = dict(canonical.exact_leaves)
+    unread = (json.loads(exact[path]) for path, _ in canonical.unread if path in exact)
+    chars = sum(len(leaf.text) for leaf in leaves) + sum(len(text) for text in unread)
     if chars > policy.max_text_chars:
         raise CheckTooLarge(
             f"the call has {chars} characters of free text; the tool's policy allows"
@@ -539,6 +566,10 @@ def _signature_fields(
 ) -> dict[str, str]:
     """Exact leaves, plus each free-text leaf's numbers: what the exact signature compares."""
     fields = dict(exact_leaves)
+    # A long text's windows, joined again, are its field's text.
+    texts: dict[str, list[str]] = {}
     for leaf in semantic_leaves:
-        fields[leaf.path] = "~" + stable_hash(" ".join(critical_tokens(leaf.text)))
+        texts.setdefault(window_field(leaf.path), []).append(leaf.text)
+    for path, parts in texts.items():
+        fields[path] = "~" + stable_hash(" ".join(critical_tokens(" ".join(parts))))
     return fields

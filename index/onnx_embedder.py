@@ -51,6 +51,7 @@ class OnnxEmbedder:
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(max_seq_length)
+        self._max_seq_length = max_seq_length
         self._model_id = model_id
         self._dims = int(self._session.get_outputs()[0].shape[-1])
 
@@ -92,6 +93,16 @@ class OnnxEmbedder:
     def dims(self) -> int:
         """The vector size."""
         return self._dims
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """The tokenizer the model reads through (truncating at the model's input length)."""
+        return self._tokenizer
+
+    @property
+    def max_seq_length(self) -> int:
+        """How many tokens of a text the model reads, special tokens included."""
+        return self._max_seq_length
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed each text on its own: int8 activations are quantised per batch, so batching

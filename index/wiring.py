@@ -22,11 +22,12 @@ from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
-from tooldedup.dedup.protocols import Embedder, PairScorer
+from tooldedup.dedup.protocols import Embedder, PairScorer, TextReader
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
 from tooldedup.dedup.verifier import RuleVerifier, Verifier
+from tooldedup.index.coverage import TokenizerCoverage
 from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
 from tooldedup.index.llm_judge import OpenAIChatJudge
@@ -40,6 +41,7 @@ __all__ = [
     "build_embedder",
     "build_judge",
     "build_ledger",
+    "build_reader",
     "build_service",
     "build_verifier",
     "load_policies",
@@ -89,6 +91,17 @@ def _torch_embedder(model_dir: Path) -> Embedder:
         raise ConfigurationError(
             "--embedder torch needs the torch extra: pip install 'tooldedup[torch]'"
         ) from None
+
+
+def build_reader(embedder: Embedder) -> TextReader:
+    """What the service compares by meaning, read through the embedder's own tokenizer.
+
+    The ONNX embedders share theirs (loaded once); any other embedder is read through the
+    shipped model's tokenizer, the same vocabulary as the default source model's.
+    """
+    if isinstance(embedder, OnnxEmbedder):
+        return TokenizerCoverage(embedder.tokenizer, max_tokens=embedder.max_seq_length)
+    return TokenizerCoverage.packaged()
 
 
 def build_judge(settings: ServiceSettings) -> GuardedJudge | None:
@@ -219,6 +232,7 @@ def build_service(
             clock=clock,
             judge=build_judge(settings),
             caps=caps,
+            reader=build_reader(model),
         )
     except BaseException:
         ledger.close()

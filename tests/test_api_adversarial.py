@@ -407,3 +407,29 @@ def test_meaning_flips_that_cosine_cannot_see(
     _done(client, "post", {"channel": "#team", "text": first})
     answer = _call(client, "post", {"channel": "#team", "text": second})
     assert answer["decision"] == decision, answer["explain"]
+
+
+@pytest.mark.parametrize(
+    ("second", "decision", "stage"),
+    [
+        # A typo ("entrnace") is accounted for: a near-identical string, matched at the fuzzy
+        # stage.
+        ("Please leave the parcel here by the side entrance of number 14", "duplicate", "fuzzy"),
+        # "there" for "here" is a change of meaning, however few characters it takes: the
+        # fuzzy stage does not match it, and the semantic stage holds it.
+        ("Please leave the parcel there by the side entrance of number 14", "proceed", None),
+    ],
+)
+def test_the_fuzzy_stage_matches_only_changes_accounted_for(
+    client: TestClient, second: str, decision: str, stage: str | None
+) -> None:
+    first = "Please leave the parcel here by the side entrnace of number 14"
+    _done(client, "post", {"channel": "#deliveries", "text": first})
+    answer = _call(client, "post", {"channel": "#deliveries", "text": second})
+    assert answer["decision"] == decision, answer["explain"]
+    stages = {s["stage"]: s for s in answer["explain"]["stages"]}
+    if stage is None:
+        assert "did not confirm" in stages["fuzzy"]["detail"], stages
+        assert stages["semantic"]["detail"].startswith("held for a verifier"), stages
+    else:
+        assert answer["match"]["stage"] == stage

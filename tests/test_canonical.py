@@ -6,11 +6,12 @@ import random
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tooldedup.dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
 from tooldedup.dedup.errors import InvalidInput
+from tooldedup.dedup.fields import tool_names_field
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import Scope
@@ -118,6 +119,119 @@ def test_a_policy_keeps_what_it_names_whatever_the_defaults() -> None:
     kept = canonicalize(args, policy, received_at=NOW)
     assert kept.args == args
     assert [leaf.path for leaf in kept.semantic_leaves] == ["request_id"]
+
+
+ATTEMPT_NOISE = [
+    ("_meta", {"progressToken": 3}),
+    ("retry_count", 1),
+    ("retryCount", 2),
+    ("RETRY-COUNT", 3),
+    ("retry", True),
+    ("retries", 2),
+    ("attempt", 2),
+    ("attempt_number", 2),
+    ("attemptNumber", 3),
+    ("request_id", "r-1"),
+    ("x-request-id", "r-1"),
+    ("traceId", "4bf92f3577b34da6"),
+    ("tool_call_id", "call_1"),
+    ("message_uuid", "6f1c2a9e"),
+]
+
+
+@pytest.mark.parametrize(("name", "value"), ATTEMPT_NOISE)
+def test_attempt_noise_beside_an_argument_is_dropped(name: str, value: Any) -> None:
+    kept = canonicalize({"to": "a@b.co", name: value}, ToolPolicy(), tool="send_email")
+    assert kept.args == {"to": "a@b.co"}
+
+
+def test_mcp_meta_is_protocol_metadata_only_at_the_top_level() -> None:
+    nested = {"to": "a@b.co", "options": {"_meta": {"note": "x"}}}
+    assert canonicalize(nested, ToolPolicy(), tool="send_email").args == nested
+    # Never the call's substance, even alone: the MCP specification reserves it.
+    assert canonicalize({"_meta": {"progressToken": 3}}, ToolPolicy()).args == {}
+
+
+@pytest.mark.parametrize(
+    ("tool", "name", "kept"),
+    [
+        ("approve_request", "request_id", True),
+        ("approveRequest", "requestId", True),
+        ("replay_message", "message_uuid", True),
+        ("messages.replay", "messageUUID", True),
+        ("delete_trace", "trace_id", True),
+        ("traces/delete", "traceId", True),
+        ("cancel_span", "span_id", True),
+        ("get_correlation", "correlation_id", True),
+        ("retry_tool_call", "tool_call_id", True),
+        ("resume-attempt", "attempt_id", True),
+        ("configure_retries", "retries", True),
+        ("set_retry_count", "retry_count", True),
+        # Every word of the field but its id suffix must be in the tool's name.
+        ("cancel_span", "parent_span_id", False),
+        ("approve_request", "x_request_id", False),
+        ("close_incident", "correlation_id", False),
+        ("send_email", "request_id", False),
+        ("post_comment", "retry", False),
+        (None, "request_id", False),
+    ],
+)
+def test_an_attempt_id_the_tool_names_is_its_target(
+    tool: str | None, name: str, kept: bool
+) -> None:
+    one = canonicalize({name: "A-1", "comment": "Budget confirmed"}, ToolPolicy(), tool=tool)
+    two = canonicalize({name: "A-2", "comment": "Budget confirmed"}, ToolPolicy(), tool=tool)
+    assert (name in one.args) is kept
+    assert (one.args_hash != two.args_hash) is kept
+    assert (one.exact_signature != two.exact_signature) is kept
+
+
+@pytest.mark.parametrize(("tool", "kept"), [("set_timestamp", True), ("touch_file", False)])
+def test_a_stamp_the_tool_names_is_its_argument(tool: str, kept: bool) -> None:
+    args = {"file": "a.txt", "timestamp": NOW}
+    canonical = canonicalize(args, ToolPolicy(), received_at=NOW, tool=tool)
+    assert ("timestamp" in canonical.args) is kept
+
+
+@pytest.mark.parametrize(
+    ("one", "two"),
+    [
+        ({"request_id": "REQ-1"}, {"request_id": "REQ-2"}),
+        ({"requestId": "REQ-1", "_meta": {"t": 1}}, {"requestId": "REQ-2", "_meta": {"t": 2}}),
+        ({"retry_count": 1}, {"retry_count": 2}),
+        ({"target": {"trace_id": "t1"}}, {"target": {"trace_id": "t2"}}),
+        ({"ids": [{"span_id": "s1"}]}, {"ids": [{"span_id": "s2"}]}),
+        # An empty list or object is no argument to stand beside.
+        ({"tags": [], "trace_id": "t1"}, {"tags": [], "trace_id": "t2"}),
+        ({"request_id": "R", "timestamp": NOW}, {"request_id": "R", "timestamp": NOW + 60}),
+    ],
+)
+def test_attempt_noise_that_is_all_the_call_has_is_its_argument(
+    one: dict[str, Any], two: dict[str, Any]
+) -> None:
+    first = canonicalize(one, ToolPolicy(), received_at=NOW, tool="run")
+    second = canonicalize(two, ToolPolicy(), received_at=NOW, tool="run")
+    assert first.args_hash != second.args_hash
+    assert first.exact_signature != second.exact_signature
+    assert "_meta" not in first.args
+
+
+@pytest.mark.parametrize(
+    ("policy", "tool", "args", "kept"),
+    [
+        (ToolPolicy(exact_fields=("retry_count",)), "run", {"x": 1, "retry_count": 2}, True),
+        (ToolPolicy(exact_fields=("_meta",)), "run", {"x": 1, "_meta": {"t": 3}}, True),
+        (ToolPolicy(semantic_fields=("attempt",)), "run", {"x": 1, "attempt": "second go"}, True),
+        (ToolPolicy(exact_fields=("m.trace_id",)), "run", {"x": 1, "m": {"trace_id": "t"}}, True),
+        # A field the policy drops is dropped, even alone or named by the tool.
+        (ToolPolicy(volatile_fields=("trace_id",)), "delete_trace", {"trace_id": "t"}, False),
+    ],
+)
+def test_a_policy_keeps_any_attempt_noise_it_names(
+    policy: ToolPolicy, tool: str, args: dict[str, Any], kept: bool
+) -> None:
+    canonical = canonicalize(args, policy, tool=tool)
+    assert (canonical.args == args) is kept
 
 
 @pytest.mark.parametrize(
@@ -354,6 +468,62 @@ def test_no_two_leaves_share_a_path(args: dict[str, Any]) -> None:
     assert len(paths) == len(set(paths))
 
 
+NOISE_NAMES = [name for name, _ in ATTEMPT_NOISE]
+noisy_objects = st.dictionaries(
+    st.sampled_from(NOISE_NAMES) | st.text(max_size=8), json_values, max_size=6
+)
+tool_names = st.none() | st.sampled_from(["approve_request", "delete_trace", "configure_retries"])
+
+
+@settings(max_examples=200, deadline=None)
+@given(json_objects, st.sampled_from(NOISE_NAMES), json_values, st.none() | st.text(max_size=20))
+def test_attempt_noise_beside_an_argument_never_changes_the_hash(
+    args: dict[str, Any], name: str, value: Any, tool: str | None
+) -> None:
+    assume(not tool_names_field(tool, name))
+    plain = {**args, "amount": 5}
+    plain.pop(name, None)
+    try:
+        expected = canonicalize(plain, DEFAULT, tool=tool)
+        noisy = canonicalize({**plain, name: value}, DEFAULT, tool=tool)
+    except InvalidInput:
+        return  # a key of the generated args collides with ``name`` after normalisation
+    assert noisy.args_hash == expected.args_hash
+    assert noisy.exact_signature == expected.exact_signature
+
+
+@settings(max_examples=200, deadline=None)
+@given(noisy_objects, tool_names, st.randoms(use_true_random=False))
+def test_attempt_noise_keeps_the_form_idempotent_and_order_free(
+    args: dict[str, Any], tool: str | None, rng: random.Random
+) -> None:
+    try:
+        once = canonicalize(args, DEFAULT, tool=tool)
+    except InvalidInput:
+        return
+    twice = canonicalize(once.args, DEFAULT, tool=tool)
+    assert (twice.args, twice.args_hash) == (once.args, once.args_hash)
+    assert twice.exact_signature == once.exact_signature
+    assert canonicalize(_shuffled(args, rng), DEFAULT, tool=tool).args_hash == once.args_hash
+
+
 @given(st.text(max_size=60))
 def test_normalize_text_is_idempotent(text: str) -> None:
     assert normalize_text(normalize_text(text)) == normalize_text(text)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "same"),
+    [
+        ("Meet on March 5, 2026 at 3 PM", "Meet on 2026-03-05 at 15:00", True),
+        ("Pay the invoice of $40 today", "Pay the invoice of 40 US dollars today", True),
+        ("Meet on March 5, 2026 at 3 PM", "Meet on March 5, 2026 at 3 AM", False),
+        ("Meet on March 5, 2026 at 3 PM", "Meet on March 6, 2026 at 3 PM", False),
+        ("Pay the invoice of $40 today", "Pay the invoice of €40 today", False),
+    ],
+)
+def test_facts_in_prose_are_one_spelling(first: str, second: str, same: bool) -> None:
+    policy = ToolPolicy()
+    a = canonicalize({"body": first}, policy).args_hash
+    b = canonicalize({"body": second}, policy).args_hash
+    assert (a == b) is same

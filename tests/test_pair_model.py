@@ -127,15 +127,15 @@ def test_bars_are_validated(
 
 def test_a_missing_model_folder_is_a_configuration_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="no usable model manifest"):
-        build_verifier(ServiceSettings(pair_model_path=tmp_path), RuleVerifier())
+        build_verifier(ServiceSettings(pair_model=True, pair_model_path=tmp_path), RuleVerifier())
     with pytest.raises(ConfigurationError, match="with the pair model off"):
-        build_verifier(ServiceSettings(pair_model=False, pair_model_path=tmp_path), RuleVerifier())
+        build_verifier(ServiceSettings(pair_model_path=tmp_path), RuleVerifier())
 
 
-def test_the_pair_model_is_on_by_default_and_can_be_turned_off() -> None:
+def test_the_pair_model_is_off_by_default_and_can_be_turned_on() -> None:
     rules = RuleVerifier()
-    assert isinstance(build_verifier(ServiceSettings(), rules), ModelVerifier)
-    assert build_verifier(ServiceSettings(pair_model=False), rules) is rules
+    assert build_verifier(ServiceSettings(), rules) is rules
+    assert isinstance(build_verifier(ServiceSettings(pair_model=True), rules), ModelVerifier)
 
 
 def test_a_rule_objection_stands_whatever_the_model_reads(scorer: OnnxPairScorer) -> None:
@@ -255,8 +255,11 @@ def test_a_share_of_the_training_pairs_that_leaves_none_to_train_on_is_refused(
     [
         (["--min-logit-same", "nan"], "must be a finite number"),
         (["--min-logit-confirm", "abc"], "must be a number"),
-        (["--min-logit-same", "3", "--min-logit-confirm", "1"], "must not be under min_logit_same"),
-        (["--pair-model-path", "{tmp}"], "no usable model manifest"),
+        (
+            ["--pair-model", "--min-logit-same", "3", "--min-logit-confirm", "1"],
+            "must not be under min_logit_same",
+        ),
+        (["--pair-model", "--pair-model-path", "{tmp}"], "no usable model manifest"),
         (["--no-pair-model", "--pair-model-path", "{tmp}"], "with the pair model off"),
     ],
 )

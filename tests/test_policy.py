@@ -46,6 +46,9 @@ from tooldedup.dedup.records import SideEffect
         ({"exact_fields": ["items[].sku", "message.text"]}, True),
         ({"exact_fields": [""]}, False),
         ({"exact_fields": ["a..b"]}, False),
+        # Attempt noise a tool keeps: MCP's metadata, a retry counter.
+        ({"exact_fields": ["_meta", "retryCount"]}, True),
+        ({"exact_fields": [".attempt"]}, False),
         ({"unknown": 1}, False),
     ],
 )

@@ -31,14 +31,11 @@ _CORES = [
     "I have attached the Q3 report",
     "attached is the Q3 report",
     "please find the Q3 report attached",
-    "I've attached the Q3 report",
-    "the Q3 report is attached here",
-    "here is the Q3 report, attached",
-    "you will find the Q3 report attached",
 ]
 # Forty rewordings of one message; checked one after another, every one after the first
 # is a duplicate of whichever came first.
-PARAPHRASES = [f"Hi Bob, {core}{end}" for end in (".", "!", " .", "..", "") for core in _CORES]
+_ENDS = (".", "!", " .", "..", "", "!!", " !", "...", ". .", "!.")
+PARAPHRASES = [f"Hi Bob, {core}{end}" for end in _ENDS for core in _CORES]
 
 
 def _store(backend: str, tmp_path: Path, postgres: LocalPostgres | None) -> str:

@@ -1,0 +1,438 @@
+"""Each change between two texts, accounted for as a rewording or named as a change of meaning.
+
+The texts are aligned word by word. A changed span is a rewording only for a stated reason: a
+typo, another form of the word, a short form, one negation or one number spelt two ways, a
+synonym, polite words and articles (``FILLERS``), "could you" for "please", a pronoun for
+someone the other text names too. Being a small word is no reason: a span that puts one
+meaning-carrying word (``MEANING``: modals, prepositions, conjunctions, quantifiers, deictics,
+comparatives, personal pronouns) for another is a change of meaning wherever it stands
+("must"/"may", "we"/"they", "he"/"she"), and one that adds or drops such a word is one in a
+text whose every other change is accounted for ("Delete only the old files").
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from rapidfuzz.distance import OSA
+
+from tooldedup.dedup.critical import one_unit_or_day
+from tooldedup.dedup.lexicon import (
+    ANTONYM_STEMS,
+    FILLERS,
+    MEANING,
+    NEGATIONS,
+    NEGATIVE_WORDS,
+    SHORT_FORMS,
+    Sense,
+    align,
+    root,
+    stem,
+)
+from tooldedup.dedup.moves import timed
+
+__all__ = ["Change", "Ledger", "account", "same_number", "same_word", "typo"]
+
+# Words a text may drop without a change: the copula of a note ("Is the API down?" / "API
+# down?", "I am on my way" / "On my way"), and "do" that only carries a "not".
+_COPULAS = frozenset({"am", "is", "are", "be"})
+_BE = _COPULAS | {"was", "were", "been", "being"}
+_DO = frozenset({"do", "does", "did"})
+# A request opener: "could you" asks what "please" asks.
+_OPENERS = frozenset({"can", "could", "would", "will"})
+# Meaning words that may come or go alone: "to" of an infinitive ("refuse to apologize"),
+# "that" of a clause ("Tell Grace that she …" / "Tell Grace she …").
+_GRAMMATICAL = frozenset({("preposition", "to"), ("deictic", "that")})
+# Changes no reason accounts for, beside a meaning word put for another, past which the
+# texts are a rewording: its small words drift with the words around them ("Leave the bag
+# with the concierge" / "give the bag to the concierge"), and the thresholds decide. One
+# is a word and the preposition it takes ("enroll Maya in" / "sign up Maya for").
+_REWORDED = 1
+# Words that open a greeting or a thank-you.
+_GREETINGS = frozenset("hi hello hey dear thanks thank thx cheers".split())
+# Prepositions a time may go without: "Thursday at 10:30" is "on Thursday at 10:30".
+_OF_TIME = frozenset({"on", "at", "in"})
+# Words of a span this long or shorter stand in one place.
+_PLACE = 3
+_OPPOSITES = frozenset(ANTONYM_STEMS) | {(b, a) for a, b in ANTONYM_STEMS}
+# "I'm away" and "I'll be away": the same person, now or soon.
+_NOW = ("'m", "'re")
+_NOW_OR_SOON = frozenset(
+    frozenset(pair) for pair in (("i'm", "i'll"), ("we're", "we'll"), ("you're", "you'll"))
+)
+# The reasons, in the order a confirmation names them.
+_REASONS = (
+    "typos",
+    "forms of one word",
+    "short forms",
+    "spellings of one negation",
+    "spellings of one number",
+    "synonyms",
+    "words of one meaning",
+    "politeness words",
+    "prepositions of a time",
+    "pronouns for people both texts name",
+    "dropped copulas",
+    "small words of grammar",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One changed span: why it rewords, and what meaning it moves."""
+
+    # Why the span's other words reword ("typos", "synonyms"); None when nothing does.
+    reasons: frozenset[str] | None
+    # A meaning-carrying word put for another: "a modal changed: must → may".
+    replaced: str | None = None
+    # One added or dropped: "a quantifier was added: only".
+    added: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Ledger:
+    """Every change between two texts, each with its accounting."""
+
+    changes: tuple[Change, ...]
+
+    @property
+    def meaning(self) -> str | None:
+        """The change of meaning: a meaning word put for another, unless the texts are a
+        rewording, or one added or dropped where every other change is accounted for."""
+        unaccounted = [c for c in self.changes if c.reasons is None]
+        for change in self.changes:
+            others = sum(1 for c in unaccounted if c is not change)
+            if change.replaced is not None and others <= _REWORDED:
+                return change.replaced
+        if not unaccounted:
+            for change in self.changes:
+                if change.added is not None:
+                    return change.added
+        return None
+
+    @property
+    def drift(self) -> str | None:
+        """A meaning word put for another, counted or not (in a rewording, it is not)."""
+        return next((c.replaced for c in self.changes if c.replaced is not None), None)
+
+    @property
+    def accounted(self) -> bool:
+        """Whether every change is a rewording, for a stated reason."""
+        return all(
+            c.reasons is not None and c.replaced is None and c.added is None for c in self.changes
+        )
+
+    @property
+    def reason(self) -> str:
+        """What the changes were, for an accounted ledger: "only typos and synonyms changed"."""
+        found = {r for change in self.changes for r in change.reasons or ()}
+        named = [r for r in _REASONS if r in found] or ["small words of grammar"]
+        listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} and {named[-1]}"
+        return f"only {listed} changed"
+
+
+def _sense_of(word: str) -> tuple[Sense, ...]:
+    return MEANING.get(word.replace("\u2019", "'"), ())
+
+
+def _openers(words: Sequence[str]) -> set[int]:
+    """Where a request opener stands: "could you", "can you", "would you", "will you"."""
+    return {
+        at
+        for i, word in enumerate(words[:-1])
+        if word in _OPENERS and words[i + 1] == "you"
+        for at in (i, i + 1)
+    }
+
+
+def _referents(words: Sequence[str]) -> set[str]:
+    return {value for w in words for kind, value in _sense_of(w) if kind == "pronoun"}
+
+
+# A meaning word as a span holds it: what it says, as written, and where it stands.
+_Meant = tuple[Sense, str, int]
+# A span's words in one text, then in the other.
+_Spans = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Side:
+    """One text of the pair, as the accounting reads it."""
+
+    words: Sequence[str]
+    openers: set[int]
+    referents: set[str]
+
+    @classmethod
+    def of(cls, words: Sequence[str]) -> _Side:
+        return cls(words, _openers(words), _referents(words))
+
+    def senses(self, start: int, stop: int) -> list[_Meant]:
+        return [
+            (sense, self.words[i], i)
+            for i in range(start, stop)
+            if i not in self.openers
+            for sense in _sense_of(self.words[i])
+        ]
+
+    def rest(self, start: int, stop: int, other: Sequence[str]) -> tuple[list[str], set[str]]:
+        """The span's words no meaning class, politeness or grammar accounts for, and the
+        reasons for those set aside."""
+        kept: list[str] = []
+        reasons: set[str] = set()
+        for i in range(start, stop):
+            word = self.words[i]
+            if i in self.openers or word in FILLERS:
+                reasons.add("politeness words")
+            elif _sense_of(word):
+                continue
+            elif word in _COPULAS and _BE.isdisjoint(other):
+                reasons.add("dropped copulas")
+            elif word in _DO and i + 1 < len(self.words) and self.words[i + 1] in NEGATIONS:
+                reasons.add("spellings of one negation")
+            else:
+                kept.append(word)
+        return kept, reasons
+
+    def alone(
+        self, meant: list[_Meant], other: _Side, spans: _Spans, respelt: bool
+    ) -> tuple[list[_Meant], set[str]]:
+        """The meaning words added or dropped, once those that may come or go alone are set
+        aside: "to" and "that", a pronoun for someone the other text names, a modal that is
+        part of a negation spelt another way ("won't" / "refuse to"), "'ll" for "'m" ("I'll
+        be away" / "I'm away"), a greeting's or a thank-you's ("Hi all", "Many thanks"), and
+        "on", "at" or "in" before a time ("Fire drill Thursday" / "… on Thursday")."""
+        kept, reasons = [], set()
+        for (kind, value), word, at in meant:
+            if (kind, value) in _GRAMMATICAL:
+                reasons.add("small words of grammar")
+            elif kind == "pronoun" and value in other.referents:
+                reasons.add("pronouns for people both texts name")
+            elif kind == "modal" and respelt and _next(self.words, at) in NEGATIONS:
+                reasons.add("spellings of one negation")
+            elif kind == "modal" and "'" in word and _now_or_soon(word, spans[1]):
+                reasons.add("forms of one word")
+            elif _courtesy(spans[0]):
+                reasons.add("politeness words")
+            elif kind == "preposition" and value in _OF_TIME and timed(self.words, at):
+                reasons.add("prepositions of a time")
+            else:
+                kept.append(((kind, value), word, at))
+        return kept, reasons
+
+
+def _next(words: Sequence[str], at: int) -> str:
+    return words[at + 1] if at + 1 < len(words) else ""
+
+
+def _now_or_soon(word: str, others: Sequence[str]) -> bool:
+    person = word.replace("\u2019", "'").partition("'")[0]
+    return any(o.replace("\u2019", "'") in {person + end for end in _NOW} for o in others)
+
+
+def _courtesy(span: Sequence[str]) -> bool:
+    """A greeting or a thank-you and its small words: "Hi all", "Hi there", "Many thanks",
+    "…, and thanks", "Thanks for this!"."""
+    return not _GREETINGS.isdisjoint(span) and all(w in FILLERS or _sense_of(w) for w in span)
+
+
+def _named(kind: str) -> str:
+    return f"an {kind}" if kind[0] in "aeiou" else f"a {kind}"
+
+
+def _opposites(first: str, second: str) -> bool:
+    return (stem(first), stem(second)) in _OPPOSITES
+
+
+class _Accountant:
+    """Accounts for the changes of one pair of texts."""
+
+    def __init__(
+        self,
+        old: Sequence[str],
+        new: Sequence[str],
+        synonym: Callable[[str, str], bool],
+        negation_moved: bool,
+    ) -> None:
+        self._old, self._new = _Side.of(old), _Side.of(new)
+        self._synonym = synonym
+        self._negation_moved = negation_moved
+
+    def change(self, i1: int, i2: int, j1: int, j2: int) -> Change:
+        old, new = self._old, self._new
+        span_old, span_new = old.words[i1:i2], new.words[j1:j2]
+        rest_old, reasons = old.rest(i1, i2, span_new)
+        rest_new, more = new.rest(j1, j2, span_old)
+        reasons |= more
+        rest_reasons = self._rest(rest_old, rest_new, i1, j1)
+        # A "not" put in or left out, which the negation rules found governing nothing.
+        negated = _negated(rest_old, rest_new) if rest_reasons is None else None
+        if negated is not None:
+            rest_reasons = set()
+        respelt = rest_reasons is not None and "spellings of one negation" in rest_reasons
+        before, after = old.senses(i1, i2), new.senses(j1, j2)
+        common = Counter(s for s, _, _ in before) & Counter(s for s, _, _ in after)
+        if {w for s, w, _ in before if s in common} != {w for s, w, _ in after if s in common}:
+            # "every" for "all", "but" for "and".
+            reasons.add("words of one meaning")
+        gone, came = _minus(before, common), _minus(after, common)
+        words = (tuple(span_old), tuple(span_new))
+        for (kind, _), first, at in gone:
+            for (other_kind, _), second, other_at in came:
+                if kind != other_kind or not _in_place(at - i1, other_at - j1, words):
+                    continue
+                if self._negation_moved and _opposites(first, second):
+                    # "Don't leave the heater on" / "Turn the heater off": the negation rules
+                    # weigh an opposite that a negation came or went with.
+                    continue
+                total = None if rest_reasons is None else frozenset(reasons | rest_reasons)
+                return Change(total, replaced=f"{_named(kind)} changed: {first} → {second}")
+        if self._negation_moved:
+            gone, came = (
+                [m for m in gone if not any(_opposites(m[1], c[1]) for c in came)],
+                [m for m in came if not any(_opposites(g[1], m[1]) for g in gone)],
+            )
+        gone, dropped = old.alone(gone, new, words, respelt)
+        came, added = new.alone(came, old, words[::-1], respelt)
+        total = (
+            None if rest_reasons is None else frozenset(reasons | rest_reasons | dropped | added)
+        )
+        if gone or came:
+            (kind, _), word, _ = (gone or came)[0]
+            how = "dropped" if gone else "added"
+            return Change(total, added=f"{_named(kind)} was {how}: {word}")
+        return Change(total, added=negated)
+
+    def _rest(self, before: list[str], after: list[str], i1: int, j1: int) -> set[str] | None:
+        """Why the span's remaining words reword, word for word; None when they do not."""
+        if len(before) != len(after):
+            return None
+        reasons = set()
+        for a, b in zip(before, after, strict=True):
+            reason = _reason(a, b) or self._refused(a, b, i1, j1)
+            if reason is None and self._synonym(a, b):
+                reason = "synonyms"
+            if reason is None:
+                return None
+            reasons.add(reason)
+        return reasons
+
+    def _refused(self, before: str, after: str, i1: int, j1: int) -> str | None:
+        """One verb refused in two forms: "do not merge" / "hold off on merging"."""
+        old, new = self._old.words, self._new.words
+        refused = i1 > 0 and j1 > 0 and old[i1 - 1] in NEGATIONS and new[j1 - 1] in NEGATIONS
+        return "forms of one word" if refused and root(before) == root(after) else None
+
+
+def _negated(before: list[str], after: list[str]) -> str | None:
+    """The negation a span added or dropped, when its words left are negations alone, one
+    more or fewer on a side."""
+    if not all(w in NEGATIONS for w in before + after) or len(before) % 2 == len(after) % 2:
+        return None
+    how = "added" if len(after) > len(before) else "dropped"
+    return f"a negation was {how}: {(after or before)[0]}"
+
+
+def _minus(meant: list[_Meant], common: Counter[Sense]) -> list[_Meant]:
+    left = Counter(common)
+    kept = []
+    for item in meant:
+        if left[item[0]] > 0:
+            left[item[0]] -= 1
+        else:
+            kept.append(item)
+    return kept
+
+
+def _in_place(at: int, other_at: int, words: _Spans) -> bool:
+    """Whether two words of a span stand in one place: in a short span, or at one offset of
+    a span of equal length. Across a long span a rewording moves its small words about."""
+    before, after = words
+    if max(len(before), len(after)) <= _PLACE:
+        return True
+    return len(before) == len(after) and at == other_at
+
+
+def account(
+    old: Sequence[str],
+    new: Sequence[str],
+    synonym: Callable[[str, str], bool],
+    *,
+    negation_moved: bool = False,
+) -> Ledger:
+    """Align two texts' words and account for each changed span (see the module's text).
+
+    ``synonym`` tells whether one word put for another says the same thing;
+    ``negation_moved``, whether a negation came or went, which may reverse an opposite back.
+    """
+    accountant = _Accountant(old, new, synonym, negation_moved)
+    return Ledger(tuple(accountant.change(*op[1:]) for op in align(old, new) if op[0] != "equal"))
+
+
+def _reason(before: str, after: str) -> str | None:
+    """Why one word put for another is no other word, if it is not."""
+    if same_number(before, after):
+        return "spellings of one number"
+    if typo(before, after):
+        return "typos"
+    if _short_form(before, after):
+        return "short forms"
+    if _one_negation(before, after):
+        return "spellings of one negation"
+    if _inflected(before, after) or frozenset((before, after)) in _NOW_OR_SOON:
+        return "forms of one word"
+    return None
+
+
+def same_word(before: str, after: str) -> bool:
+    """A typo, another form of the word, a short form, or one negation put for another."""
+    return _reason(before, after) not in (None, "spellings of one number")
+
+
+def _number(word: str) -> str:
+    return word.lstrip("0") or "0"
+
+
+def same_number(a: str, b: str) -> bool:
+    """One number spelt two ways: "09" and "9"."""
+    return a[:1].isdigit() and b[:1].isdigit() and _number(a) == _number(b)
+
+
+def _inflected(before: str, after: str) -> bool:
+    # "moves" and "moving" are one verb; "train" and "training", "payment" and "payments",
+    # or "call" and "called" (a request become a report) are not one word.
+    ends = {before.endswith("ing"), after.endswith("ing")}
+    inflected = ends == {True, False} and any(w.endswith("s") for w in (before, after))
+    return inflected and root(before) == root(after)
+
+
+def _short_form(before: str, after: str) -> bool:
+    """A word and its short form: "appt" and "appointment", "min" and "minutes", "Wed" and
+    "Wednesday"."""
+    return SHORT_FORMS.get(before, before) == SHORT_FORMS.get(after, after) or one_unit_or_day(
+        before, after
+    )
+
+
+def _one_negation(before: str, after: str) -> bool:
+    """Two spellings of one "not": "not"/"non", "not"/"failed" ("didn't arrive", "failed to
+    arrive"), never two negative words of their own ("unpaid", "unread")."""
+    first, second = NEGATIVE_WORDS.get(before), NEGATIVE_WORDS.get(after)
+    if before in NEGATIONS or after in NEGATIONS:
+        return {before, after} <= NEGATIONS or "" in (first, second)
+    return first is not None and first == second
+
+
+def typo(before: str, after: str) -> bool:
+    """A misspelling: a long word one or two edits (or swapped neighbours) away, keeping
+    its first letter, and its last unless letters were swapped ("employer" is no typo of
+    "employee", nor "Mason" of "Jason")."""
+    shorter = min(len(before), len(after))
+    allowed = 1 if shorter < 8 else 2
+    if shorter < 5 or before[0] != after[0]:
+        return False
+    if before[-1] != after[-1] and sorted(before) != sorted(after):
+        return False
+    return OSA.distance(before, after, score_cutoff=allowed) <= allowed

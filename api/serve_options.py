@@ -178,8 +178,8 @@ def add_serve_options(parser: argparse.ArgumentParser) -> list[ServeOption]:
     add(
         "--pair-model",
         action=argparse.BooleanOptionalAction,
-        default=False,
-        shown="off",
+        default=True,
+        shown="on",
         help="after the rules, read each fuzzy or semantic match with the pair model",
     )
     add(

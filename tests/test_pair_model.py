@@ -127,15 +127,15 @@ def test_bars_are_validated(
 
 def test_a_missing_model_folder_is_a_configuration_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError, match="no usable model manifest"):
-        build_verifier(ServiceSettings(pair_model=True, pair_model_path=tmp_path), RuleVerifier())
-    with pytest.raises(ConfigurationError, match="with the pair model off"):
         build_verifier(ServiceSettings(pair_model_path=tmp_path), RuleVerifier())
+    with pytest.raises(ConfigurationError, match="with the pair model off"):
+        build_verifier(ServiceSettings(pair_model=False, pair_model_path=tmp_path), RuleVerifier())
 
 
-def test_the_pair_model_is_off_by_default_and_can_be_turned_on() -> None:
+def test_the_pair_model_is_on_by_default_and_can_be_turned_off() -> None:
     rules = RuleVerifier()
-    assert build_verifier(ServiceSettings(), rules) is rules
-    assert isinstance(build_verifier(ServiceSettings(pair_model=True), rules), ModelVerifier)
+    assert isinstance(build_verifier(ServiceSettings(), rules), ModelVerifier)
+    assert build_verifier(ServiceSettings(pair_model=False), rules) is rules
 
 
 def test_a_rule_objection_stands_whatever_the_model_reads(scorer: OnnxPairScorer) -> None:

@@ -1,0 +1,126 @@
+"""The tables of ``benchmarks.versus``: medians over runs, ratios to the baseline, Markdown."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any
+
+__all__ = ["TARGETS", "markdown", "noise", "ratios", "summary"]
+
+# The issue's targets, as bounds on today's build ÷ the baseline.
+TARGETS = (
+    ("semantic_c1", "p50_ms", "<=", 1.2),
+    ("semantic_c1", "p99_ms", "<=", 1.5),
+    ("exact_c8", "per_second", ">=", 0.9),
+)
+
+
+def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median p50, p99 and checks/s of some runs, and whether any went wrong."""
+    return {
+        "p50_ms": statistics.median(r["p50_ms"] for r in runs),
+        "p99_ms": statistics.median(r["p99_ms"] for r in runs),
+        "per_second": statistics.median(r["per_second"] for r in runs),
+        "non_2xx": sum(r["non_2xx"] for r in runs),
+        "socket_errors": sum(r["socket_errors"] for r in runs),
+        "wrapped": any(r["wrapped"] for r in runs),
+    }
+
+
+def noise(data: dict[str, Any], quiet_wait: float) -> dict[str, Any]:
+    """Load averages and the cores busy outside the server and wrk, over every run."""
+    every = [r for s in data["systems"] for runs in s["runs"].values() for r in runs]
+    return {
+        "runs": len(every),
+        "load1_median": round(statistics.median(r["load1"] for r in every), 2),
+        "load1_max": max(r["load1"] for r in every),
+        "other_cores_median": round(statistics.median(r["other_cores"] for r in every), 2),
+        "other_cores_max": max(r["other_cores"] for r in every),
+        "runs_not_quiet": sum(r["quiet_wait_seconds"] >= quiet_wait for r in every),
+    }
+
+
+def ratios(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each of today's builds ÷ the baseline (the first system), per measure."""
+    base = data["systems"][0]["medians"]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for system in data["systems"][1:]:
+        out[system["name"]] = {
+            measure: {
+                k: round(v[k] / base[measure][k], 2) for k in ("p50_ms", "p99_ms", "per_second")
+            }
+            for measure, v in system["medians"].items()
+        }
+    return out
+
+
+def markdown(data: dict[str, Any]) -> str:
+    """The report: conditions, the medians, the ratios with the targets, each run."""
+    systems = data["systems"]
+    names = [s["name"] for s in systems]
+    lines = [
+        f"`{data['command']}`",
+        "",
+        f"Baseline {data['baseline']}; today's build {data['current']}.",
+        "",
+        f"{data['machine']}. Started {data['started']}, finished {data['finished']}.",
+        f"Load average over the runs: median {data['noise']['load1_median']},"
+        f" max {data['noise']['load1_max']}; cores busy outside the server and wrk during a run:"
+        f" median {data['noise']['other_cores_median']}, max {data['noise']['other_cores_max']};"
+        f" {data['noise']['runs_not_quiet']} of {data['noise']['runs']} runs started before the"
+        " machine was idle.",
+        "",
+        f"Medians of {data['repeats']} wrk runs of {data['seconds']:g} s per server and measure,"
+        " alternating the servers; p50 / p99 in ms, then checks/s."
+        + (f" Servers and wrk ran at niceness {data['nice']}." if data.get("nice") else "")
+        + (
+            f" Every server ran with --embed-threads {data['embed_threads']}."
+            if data.get("embed_threads")
+            else ""
+        ),
+        "",
+        "| measure | " + " | ".join(names) + " |",
+        "|---|" + "---|" * len(names),
+    ]
+    for measure in systems[0]["medians"]:
+        cells = [
+            f"{s['medians'][measure]['p50_ms']:.2f} / {s['medians'][measure]['p99_ms']:.2f}"
+            f" ms, {s['medians'][measure]['per_second']:.0f}/s"
+            for s in systems
+        ]
+        lines.append(f"| {measure} | " + " | ".join(cells) + " |")
+    lines += [
+        "",
+        "Today's build ÷ the baseline (the issue's targets in the last column):",
+        "",
+        "| measure | " + " | ".join(data["ratios"]) + " | target |",
+        "|---|" + "---|" * (len(data["ratios"]) + 1),
+    ]
+    for measure, key, op, bound in TARGETS:
+        cells = []
+        for ratios in data["ratios"].values():
+            value = ratios[measure][key]
+            ok = value <= bound if op == "<=" else value >= bound
+            cells.append(f"{value:.2f} {'✓' if ok else '✗'}")
+        lines.append(f"| {measure} {key} | " + " | ".join(cells) + f" | {op} {bound} |")
+    for measure in systems[0]["medians"]:
+        for key in ("p50_ms", "p99_ms", "per_second"):
+            if any(m == measure and k == key for m, k, _, _ in TARGETS):
+                continue
+            cells = [f"{r[measure][key]:.2f}" for r in data["ratios"].values()]
+            lines.append(f"| {measure} {key} | " + " | ".join(cells) + " | |")
+    lines += ["", "Each run (p50 / p99 ms, checks/s, load average, other cores):", ""]
+    for s in systems:
+        for measure, runs in s["runs"].items():
+            each = "; ".join(
+                f"{r['p50_ms']:.2f}/{r['p99_ms']:.2f}, {r['per_second']:.0f},"
+                f" {r['load1']}, {r['other_cores']}"
+                for r in runs
+            )
+            lines.append(f"- {s['name']} {measure}: {each}")
+    lines += [
+        "",
+        "Semantic re-issues, 50 answered as a dry run (decision/stage): "
+        + "; ".join(f"{s['name']} {s['sample']}" for s in systems),
+    ]
+    return "\n".join(lines) + "\n"

@@ -251,6 +251,9 @@ def add_serve_options(parser: argparse.ArgumentParser) -> list[ServeOption]:
 
 def _read(option: ServeOption, text: str) -> Any:
     action = option.action
+    if not text.strip():
+        # Set but blank is a mistake, never "the default" nor "listen on every address".
+        raise BadEnvironment(f"{option.env} is set but empty; unset it or give a value")
     if isinstance(action, argparse.BooleanOptionalAction):
         word = text.strip().lower()
         if word in _TRUE:

@@ -90,7 +90,9 @@ def test_the_command_line_wins_over_the_environment() -> None:
         ("TOOLDEDUP_PAIR_MODEL", "maybe", "TOOLDEDUP_PAIR_MODEL must be true or false"),
         ("TOOLDEDUP_EMBEDDER", "gpt", "TOOLDEDUP_EMBEDDER must be one of onnx-int8"),
         ("TOOLDEDUP_LOG_LEVEL", "loud", "TOOLDEDUP_LOG_LEVEL must be one of"),
-        ("TOOLDEDUP_RATE_BURST", "", "TOOLDEDUP_RATE_BURST:"),
+        ("TOOLDEDUP_RATE_BURST", "", "TOOLDEDUP_RATE_BURST is set but empty"),
+        ("TOOLDEDUP_HOST", "", "TOOLDEDUP_HOST is set but empty"),
+        ("TOOLDEDUP_DB", "  ", "TOOLDEDUP_DB is set but empty"),
     ],
 )
 def test_a_bad_variable_stops_the_start_and_names_itself(

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from functools import lru_cache
 
 from tokenizers import Tokenizer
 
@@ -26,6 +27,9 @@ ENGLISH_ONLY = "not English: the rules cover English only"
 
 # English function words that other languages write too ("a", "do" and "as" in Portuguese,
 # "in" in German, "me" in Spanish): they say nothing about which language a text is in.
+# A retry sends the same texts again: each window is read once, not at every check. Windows
+# are at most 120 words, so the cache stays small.
+_CACHED_VERDICTS = 4096
 _SHARED = frozenset("a an as do in on so am me is".split())
 _ENGLISH = STOP - _SHARED
 # Function words of the Latin-script languages an agent most often writes in (German,
@@ -108,6 +112,7 @@ class TokenizerCoverage:
         # [CLS] and [SEP] take two places of the model's input.
         self._max_tokens = max_tokens - 2
         self._max_unknown_share = float(max_unknown_share)
+        self._verdict = lru_cache(maxsize=_CACHED_VERDICTS)(self._read)
 
     @classmethod
     def packaged(
@@ -125,6 +130,9 @@ class TokenizerCoverage:
 
     def unread(self, text: str) -> str | None:
         """Why ``text`` is not read, or None when it is."""
+        return self._verdict(text)
+
+    def _read(self, text: str) -> str | None:
         return self._script(text) or self._tokens(text) or self._language(text)
 
     def _script(self, text: str) -> str | None:

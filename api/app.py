@@ -305,7 +305,7 @@ def create_app(
 
     app.include_router(admin_router(service, built.keys, ring, settings.default_rate))
     reviewer = Reviewer(
-        built.ledger, cached, service.policies_for, clock=clock, reader=service.reader
+        built.ledger, cached, service.policies_for, service.canonicalizer, clock=clock
     )
     app.include_router(review_router(reviewer))
     app.add_middleware(JsonBodyMiddleware, max_bytes=settings.max_body_bytes)

@@ -12,7 +12,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.corpus import Pool
-from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.english.critical import critical_tokens
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.protocols import Embedder
 

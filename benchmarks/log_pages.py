@@ -23,6 +23,8 @@ from typing import Any
 
 from tests.postgres import LocalPostgres
 from tooldedup.calibration.review import Reviewer
+from tooldedup.dedup.canonical import Canonicalizer
+from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.ledger import PostgresLedger, SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.base import LogQuery
 from tooldedup.dedup.policy import PolicySet
@@ -161,7 +163,9 @@ def measure(ledger: SqlLedger, rows: int, runs: int, repeats: int) -> dict[str, 
             "p99_ms": round(_p99(every), 2),
             "run_medians_ms": [round(statistics.median(r), 2) for r in runs_ms],
         }
-    reviewer = Reviewer(ledger, _NoEmbedder(), lambda tenant: PolicySet())
+    reviewer = Reviewer(
+        ledger, _NoEmbedder(), lambda tenant: PolicySet(), Canonicalizer(EnglishPack())
+    )
     summary_ms = []
     for _ in range(runs):
         started = time.perf_counter()

@@ -28,9 +28,11 @@ from benchmarks.frontier import BORDERLINE, KINDS, columns, frontier, merged, sw
 from tooldedup.calibration.samples import LabelledPair, Sample, load_pairs
 from tooldedup.calibration.scoring import score_pairs
 from tooldedup.calibration.train_pair_model import PAIRS, TextPair, text_pairs
+from tooldedup.dedup.english import RuleVerifier
+from tooldedup.dedup.english.negations import negation_changed
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
-from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, negation_changed
+from tooldedup.dedup.verifier import Verdict, VerdictKind
 from tooldedup.index.pair_model import OnnxPairScorer, load_pair_model
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_embedder, word_cosine

@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from benchmarks.corpus import Layout, Pool, stored_call
-from tooldedup.dedup.canonical import canonical_json, canonicalize, intent_key, stable_hash
+from tooldedup.dedup.canonical import Canonicalizer, canonical_json, intent_key, stable_hash
+from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
@@ -41,9 +42,9 @@ _SPAN_SECONDS = 6 * 3600.0  # stored calls are spread over the last six hours
 
 
 @cache
-def _reader() -> TokenizerCoverage:
+def _canonicalizer() -> Canonicalizer:
     """What the server reads (its shipped model's tokenizer): its rows hold the same leaves."""
-    return TokenizerCoverage.packaged()
+    return Canonicalizer(EnglishPack(), TokenizerCoverage.packaged())
 
 
 def pool_texts(pool: Pool) -> list[str]:
@@ -53,7 +54,7 @@ def pool_texts(pool: Pool) -> list[str]:
     layout = Layout(len(pool.items), 1)
     for session in range(len(pool.items)):
         _, args, _ = stored_call(layout, pool, session, 0)
-        for leaf in canonicalize(args, policy, reader=_reader()).semantic_leaves:
+        for leaf in _canonicalizer().canonicalize(args, policy).semantic_leaves:
             texts[leaf.text] = None
     return list(texts)
 
@@ -80,7 +81,7 @@ def _rows(layout: Layout, pool: Pool, now: float) -> Iterator[tuple[Any, ...]]:
         sid = layout.session_id(session)
         for index in range(layout.session_size):
             tool, args, _ = stored_call(layout, pool, session, index)
-            canonical = canonicalize(args, policy, reader=_reader())
+            canonical = _canonicalizer().canonicalize(args, policy)
             created = start + number * step
             yield (
                 "call_" + stable_hash(f"{sid}:{index}"),

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from tooldedup.calibration.samples import Sample, sample_from_entry
-from tooldedup.dedup.canonical import canonical_json, canonicalize
+from tooldedup.dedup.canonical import Canonicalizer, canonical_json
+from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.judge import GuardedJudge, Judge, JudgeRequest, OutcomeKind
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import PolicySet
@@ -38,11 +39,12 @@ KNOWN_PAIRS: tuple[tuple[str, dict[str, Any], dict[str, Any], bool], ...] = (
 
 
 def _request(
-    tool: str, stored: Any, proposal: Any, policies: PolicySet, cosine: float
+    canon: Canonicalizer, tool: str, stored: Any, proposal: Any, policies: PolicySet, cosine: float
 ) -> JudgeRequest:
     policy = policies.for_tool(tool)
-    stored_args = canonicalize(stored, policy).args
-    return JudgeRequest.for_pair(tool, policy, canonicalize(proposal, policy), stored_args, cosine)
+    stored_args = canon.canonicalize(stored, policy).args
+    mine = canon.canonicalize(proposal, policy)
+    return JudgeRequest.for_pair(tool, policy, mine, stored_args, cosine)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,10 +66,11 @@ class KnownPairAnswer:
 def agreement(judge: Judge, policies: PolicySet) -> list[KnownPairAnswer]:
     """Ask the judge about each known pair."""
     guarded = GuardedJudge(judge, cache_size=0)
+    canon = Canonicalizer(EnglishPack())
     answers = []
     try:
         for tool, stored, proposal, expected in KNOWN_PAIRS:
-            outcome = guarded.ask(_request(tool, stored, proposal, policies, 0.0))
+            outcome = guarded.ask(_request(canon, tool, stored, proposal, policies, 0.0))
             verdict = outcome.verdict
             if verdict is None:
                 said = f"{outcome.kind.value} ({outcome.detail})"
@@ -89,6 +92,7 @@ def label_borderline(
 ) -> tuple[list[Sample], int]:
     """Judge-made samples for unlabelled borderline checks, and how many judge calls failed."""
     samples, failed = [], 0
+    canon = Canonicalizer(EnglishPack())
     seen: set[tuple[str, str, str]] = set()
     for entry in entries:
         if entry.get("feedback"):
@@ -106,7 +110,7 @@ def label_borderline(
             continue
         seen.add(pair)
         request = _request(
-            entry["tool"], stored.args, entry["args"], policies, semantic[0]["score"]
+            canon, entry["tool"], stored.args, entry["args"], policies, semantic[0]["score"]
         )
         outcome = judge.ask(request)
         if outcome.kind is not OutcomeKind.VERDICT or outcome.verdict is None:

@@ -13,12 +13,12 @@ from typing import Protocol
 
 from tooldedup.calibration.samples import sample_from_entry
 from tooldedup.calibration.thresholds import labels_to_go
-from tooldedup.dedup.canonical import canonicalize
+from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.errors import InvalidInput, NotFound
 from tooldedup.dedup.ledger.base import LogEntry, LogQuery
 from tooldedup.dedup.ledger.database import Row
 from tooldedup.dedup.policy import PolicySet
-from tooldedup.dedup.protocols import Embedder, TextReader
+from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import CallRecord
 
 __all__ = [
@@ -135,13 +135,13 @@ class Reviewer:
         ledger: LogReader,
         embedder: Embedder,
         policies_for: Callable[[str], PolicySet],
+        canonicalizer: Canonicalizer,
         clock: Callable[[], float] = time.time,
-        reader: TextReader | None = None,
     ) -> None:
         self._ledger = ledger
         self._embedder = embedder
         # The service's own: a text it did not read is shown as compared exactly, as it was.
-        self._reader = reader
+        self._canonicalizer = canonicalizer
         self._policies_for = policies_for
         self._clock = clock
 
@@ -168,8 +168,8 @@ class Reviewer:
         if not isinstance(entry.args, dict):
             return ()
         try:
-            mine = canonicalize(
-                entry.args, policy, received_at=entry.ts, tool=entry.tool, reader=self._reader
+            mine = self._canonicalizer.canonicalize(
+                entry.args, policy, received_at=entry.ts, tool=entry.tool
             )
         except InvalidInput:
             return ()

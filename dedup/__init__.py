@@ -1,6 +1,6 @@
 """tooldedup core: canonical form, policies, the matching funnel and the ledger."""
 
-from tooldedup.dedup.canonical import canonicalize, intent_key
+from tooldedup.dedup.canonical import Canonicalizer, intent_key
 from tooldedup.dedup.errors import (
     Conflict,
     DedupError,
@@ -20,7 +20,7 @@ from tooldedup.dedup.funnel import (
 from tooldedup.dedup.ledger import Ledger, LogEntry, SqliteLedger
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
-from tooldedup.dedup.protocols import Embedder, PairScorer, VectorIndex
+from tooldedup.dedup.protocols import Embedder, LanguagePack, PairScorer, TextReader, VectorIndex
 from tooldedup.dedup.records import (
     CallRecord,
     CallStatus,
@@ -35,17 +35,18 @@ from tooldedup.dedup.records import (
     Stage,
     StageReport,
     ToolCall,
+    ValueKind,
 )
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
-from tooldedup.dedup.values import ValueKind
-from tooldedup.dedup.verifier import RuleVerifier, Verdict, VerdictKind, Verifier
+from tooldedup.dedup.verifier import Verdict, VerdictKind, Verifier
 
 __all__ = [
     "BorderlineAction",
     "CallRecord",
     "CallStatus",
     "CanonicalCall",
+    "Canonicalizer",
     "CompareMode",
     "Conflict",
     "Decision",
@@ -61,6 +62,7 @@ __all__ = [
     "FuzzyStage",
     "IdempotencyKeyReused",
     "InvalidInput",
+    "LanguagePack",
     "Ledger",
     "LogEntry",
     "Match",
@@ -70,13 +72,13 @@ __all__ = [
     "PairScorer",
     "PolicySet",
     "Proposal",
-    "RuleVerifier",
     "SemanticLeaf",
     "SemanticStage",
     "SideEffect",
     "SqliteLedger",
     "Stage",
     "StageReport",
+    "TextReader",
     "ToolCall",
     "ToolPolicy",
     "ValueKind",
@@ -84,7 +86,6 @@ __all__ = [
     "Verdict",
     "VerdictKind",
     "Verifier",
-    "canonicalize",
     "intent_key",
     "run_funnel",
 ]

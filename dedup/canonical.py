@@ -20,43 +20,33 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from tooldedup.dedup.critical import critical_tokens
 from tooldedup.dedup.errors import InvalidInput
-from tooldedup.dedup.facts import normalize_facts
-from tooldedup.dedup.fields import (
-    PROTOCOL_META_FIELD,
-    is_attempt_noise,
-    is_category_name,
-    is_code_name,
-    is_path_name,
-    is_secret_name,
-    last_word,
-    reads_as_code,
-    tool_names_field,
-)
-from tooldedup.dedup.labels import label_form
-from tooldedup.dedup.lists import is_set
+from tooldedup.dedup.paths import pinned
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
-from tooldedup.dedup.protocols import TextReader
-from tooldedup.dedup.records import DEFAULT_TENANT, CanonicalCall, Scope, SemanticLeaf
-from tooldedup.dedup.values import ValueKind, pinned, value_key, value_kind
+from tooldedup.dedup.protocols import LanguagePack, TextReader
+from tooldedup.dedup.records import (
+    DEFAULT_TENANT,
+    CanonicalCall,
+    FieldReading,
+    Scope,
+    SemanticLeaf,
+    ValueKind,
+)
 
 __all__ = [
     "MAX_DEPTH",
     "MAX_TEXT_CHARS",
     "MAX_WINDOWS",
-    "PROSE_FIELD_NAMES",
-    "VALUE_FIELD_NAMES",
+    "PROTOCOL_META_FIELD",
     "WINDOW_WORDS",
+    "Canonicalizer",
     "canonical_json",
-    "canonicalize",
     "has_layout",
     "intent_key",
     "is_email",
     "is_enum_like",
     "is_prose",
     "key_path",
-    "name_kind",
     "normalize_text",
     "scalar",
     "sent_hash",
@@ -74,19 +64,9 @@ MAX_DEPTH = 32
 WINDOW_WORDS = 120
 MAX_WINDOWS = 8
 MAX_TEXT_CHARS = MAX_WINDOWS * 1500
-PROSE_FIELD_NAMES = frozenset(
-    {
-        "subject", "title", "body", "message", "text", "content", "description",
-        "summary", "note", "notes", "comment", "reason", "prompt", "caption",
-    }
-)  # fmt: skip
-VALUE_FIELD_NAMES = frozenset(
-    {
-        "id", "ids", "uuid", "key", "url", "uri", "path", "file", "filename", "email", "to",
-        "cc", "bcc", "from", "recipient", "recipients", "date", "time", "datetime", "amount",
-        "currency", "sku", "phone", "account", "iban", "status",
-    }
-)  # fmt: skip
+# Reserved by the MCP specification for protocol metadata (a progress token, a trace context)
+# at the top level of a tool call's arguments: never a tool's own argument.
+PROTOCOL_META_FIELD = "_meta"
 _WS = re.compile(r"\s+")
 # Keys that can stand in a dotted path as they are; any other key is quoted, so that
 # {"a": {"b": 1}} and {"a.b": 1} never share a path.
@@ -158,27 +138,14 @@ def has_layout(text: str) -> bool:
     return bool(_PATHLIKE.match(stripped))
 
 
-def name_kind(name: str | None) -> bool | None:
-    """True for a prose field name, False for a value field name, None when unsure."""
-    # "email_body" and "messageText" hold prose as surely as "body" and "text".
-    if name is None:
-        return None
-    last = last_word(name)
-    if last in PROSE_FIELD_NAMES:
-        return True
-    if last in VALUE_FIELD_NAMES:
-        return False
-    return None
-
-
-def _exact_string(text: str, name: str | None, kind: ValueKind | None) -> str:
+def _exact_string(text: str, reading: FieldReading) -> str:
     """Case is kept in ids, names, files, branches and secrets; only categories fold it."""
-    if is_secret_name(name):
+    if reading.secret:
         return text
     if is_email(text):
         return text.lower()
-    # A unit keeps its case: "Mg" (megagram) is not "mg" (see dedup/values.py).
-    if is_category_name(name) and is_enum_like(text) and kind is not ValueKind.UNIT:
+    # A unit keeps its case: "Mg" (megagram) is not "mg".
+    if reading.category and is_enum_like(text) and reading.value_kind is not ValueKind.UNIT:
         return text.lower()
     return text
 
@@ -228,6 +195,7 @@ def _matches(paths: tuple[str, ...], pattern_path: str, name: str | None) -> boo
 
 @dataclass
 class _Walk:
+    pack: LanguagePack
     policy: ToolPolicy
     volatile_names: frozenset[str]
     received_at: float | None
@@ -270,9 +238,7 @@ class _Walk:
     def _attempt_noise(self, name: str, value: Any) -> bool:
         """An attempt's own label, count or stamp, unless the tool's name names it: the
         request of ``approve_request`` is its target."""
-        return is_attempt_noise(name, value, self.received_at) and not tool_names_field(
-            self.tool, name
-        )
+        return self.pack.attempt_noise(name, value, self.received_at, self.tool)
 
     def _has_substance(self, value: Any, pattern: str, depth: int) -> bool:
         """Whether ``value`` holds a leaf that no rule drops: an argument of the call."""
@@ -318,9 +284,9 @@ class _Walk:
                 items.sort(key=lambda pair: canonical_json(pair[0]))
             skeleton = [s for _, s in items]
             # A set of tags in another order meets its first order as a candidate; the
-            # funnel then tests the pair (dedup/lists.py), with the tool's name.
+            # funnel then tests the pair (dedup/english/lists.py), with the tool's name.
             if (
-                is_set(name)
+                self.pack.field(name).unordered
                 and not path.endswith("]")
                 and all(isinstance(s, str) for s in skeleton)
                 and not pinned(f"{pattern}[]", policy.exact_fields)
@@ -380,18 +346,21 @@ class _Walk:
         text = normalize_text(_INVISIBLE.sub("", unicodedata.normalize("NFKC", value)))
         # Code, commands, queries, JSON and paths keep their whitespace and case, and are
         # never compared by meaning, unless the policy names the field as free text.
-        code = sem is not True and (has_layout(raw) or is_code_name(name) or reads_as_code(text))
-        kind = value_kind(name)
+        reading = self.pack.field(name)
+        code = sem is not True and (
+            has_layout(raw) or reading.code or self.pack.reads_as_code(text)
+        )
+        kind = reading.value_kind
         if code:
             sem = False
         elif sem is None:
             # A place, a date or a unit is a value however many words it has ("New York
-            # City, NY"). Not in name_kind: the 0.1 canonical form (legacy.py) reads that.
-            by_name = False if kind is not None else name_kind(name)
+            # City, NY").
+            by_name = False if kind is not None else reading.prose
             sem = is_prose(text) if by_name is None else by_name
         if sem and text:
             # A date, time or amount written another way is the same fact: one spelling.
-            text = normalize_facts(text)
+            text = self.pack.normalize_facts(text)
             windows, reason = self._read(text)
             if reason is None:
                 if len(windows) == 1:
@@ -401,7 +370,7 @@ class _Walk:
                     self.semantic.extend(
                         SemanticLeaf(f"{path}#w{i}", window) for i, window in enumerate(windows)
                     )
-                return text, {"~text": list(critical_tokens(text))}
+                return text, {"~text": list(self.pack.critical_tokens(text))}
             # Not read, so compared exactly (in its canonical form: NFKC, whitespace), and
             # the text itself is in the signature: only the same text is ever a candidate.
             self.unread.append((path, reason))
@@ -409,10 +378,10 @@ class _Walk:
             return text, {"~unread": text}
         if code:
             exact = _code_text(raw)
-        elif is_secret_name(name) or is_path_name(name):
+        elif reading.secret or reading.path:
             exact = raw.strip()
         else:
-            exact = _exact_string(text, name, kind)
+            exact = _exact_string(text, reading)
         self.exact.append((path, canonical_json(exact)))
         # The signature holds what two spellings of one value share ("Seattle" for
         # "Seattle, WA", "louvre" for "Louvre Museum"), so that they meet as candidates;
@@ -420,8 +389,8 @@ class _Walk:
         if by_policy:
             return exact, exact
         if kind is None or code:
-            return exact, label_form(name, exact).key
-        return exact, value_key(kind, exact)
+            return exact, self.pack.label_key(name, exact)
+        return exact, self.pack.value_key(kind, exact)
 
 
 def too_long(text: str) -> str | None:
@@ -510,48 +479,68 @@ def scalar(value: Any) -> Any:
     raise InvalidInput(f"unsupported value of type {type(value).__name__}")
 
 
-def canonicalize(
-    args: dict[str, Any],
-    policy: ToolPolicy,
-    *,
-    received_at: float | None = None,
-    tool: str | None = None,
-    reader: TextReader | None = None,
-) -> CanonicalCall:
-    """The canonical form of ``args`` under ``policy``.
+class Canonicalizer:
+    """Makes the canonical form of a call's arguments, reading words through a language pack."""
 
-    ``received_at`` (seconds since 1970) is when the check arrived: a timestamp-like field
-    within a small tolerance of it is the attempt's own stamp and is dropped. Without it,
-    every timestamp is an argument. ``tool`` is the tool's name: an attempt id it names
-    (``request_id`` to ``approve_request``) is the call's target, compared exactly.
-    ``reader`` says which free texts are read; one it does not read is compared exactly, and
-    the reason is listed in ``unread``. Without it, every free text is read.
-    """
-    if not isinstance(args, dict):
-        raise InvalidInput("args must be a JSON object")
-    volatile = frozenset(v.lower() for v in policy.volatile_fields if _PLAIN_KEY.fullmatch(v))
-    walk = _Walk(policy, volatile, received_at, tool=tool, root=args, reader=reader)
-    canonical, skeleton = walk.walk(args, "", "", None, 1, None)
-    args_json = canonical_json(canonical)
-    if policy.mode is CompareMode.WHOLE:
-        # What semantic caches do: the whole call is one text and nothing is compared exactly.
+    def __init__(self, pack: LanguagePack, reader: TextReader | None = None) -> None:
+        self._pack = pack
+        # Which free texts are read; without a reader, every free text is.
+        self._reader = reader
+
+    @property
+    def pack(self) -> LanguagePack:
+        """The language pack that reads field names and free text."""
+        return self._pack
+
+    @property
+    def reader(self) -> TextReader | None:
+        """What says which free texts are compared by meaning (None: all of them)."""
+        return self._reader
+
+    def canonicalize(
+        self,
+        args: dict[str, Any],
+        policy: ToolPolicy,
+        *,
+        received_at: float | None = None,
+        tool: str | None = None,
+    ) -> CanonicalCall:
+        """The canonical form of ``args`` under ``policy``.
+
+        ``received_at`` (seconds since 1970) is when the check arrived: a timestamp-like
+        field within a small tolerance of it is the attempt's own stamp and is dropped.
+        Without it, every timestamp is an argument. ``tool`` is the tool's name: an attempt
+        id it names (``request_id`` to ``approve_request``) is the call's target, compared
+        exactly. A free text the reader does not read is compared exactly, and the reason is
+        listed in ``unread``.
+        """
+        if not isinstance(args, dict):
+            raise InvalidInput("args must be a JSON object")
+        volatile = frozenset(v.lower() for v in policy.volatile_fields if _PLAIN_KEY.fullmatch(v))
+        walk = _Walk(
+            self._pack, policy, volatile, received_at, tool=tool, root=args, reader=self._reader
+        )
+        canonical, skeleton = walk.walk(args, "", "", None, 1, None)
+        args_json = canonical_json(canonical)
+        if policy.mode is CompareMode.WHOLE:
+            # What semantic caches do: the whole call is one text, nothing compared exactly.
+            return CanonicalCall(
+                args=canonical,
+                args_json=args_json,
+                args_hash=stable_hash(args_json),
+                exact_signature=stable_hash("whole"),
+                exact_leaves=(),
+                semantic_leaves=(SemanticLeaf("$", args_json),) if canonical else (),
+            )
         return CanonicalCall(
             args=canonical,
             args_json=args_json,
             args_hash=stable_hash(args_json),
-            exact_signature=stable_hash("whole"),
-            exact_leaves=(),
-            semantic_leaves=(SemanticLeaf("$", args_json),) if canonical else (),
+            exact_signature=stable_hash(canonical_json(skeleton)),
+            exact_leaves=tuple(walk.exact),
+            semantic_leaves=tuple(walk.semantic),
+            unread=tuple(walk.unread),
         )
-    return CanonicalCall(
-        args=canonical,
-        args_json=args_json,
-        args_hash=stable_hash(args_json),
-        exact_signature=stable_hash(canonical_json(skeleton)),
-        exact_leaves=tuple(walk.exact),
-        semantic_leaves=tuple(walk.semantic),
-        unread=tuple(walk.unread),
-    )
 
 
 def sent_hash(args: dict[str, Any]) -> str:

@@ -10,8 +10,8 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
-from tooldedup.dedup.equivalence import SpellingBudget, equivalent_leaves
 from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.protocols import LanguagePack, SpellingBudget
 from tooldedup.dedup.records import (
     CallRecord,
     CanonicalCall,
@@ -120,6 +120,9 @@ class EquivalentStage:
     """Every value is equal, or one value spelt two ways ("Seattle" and "Seattle, WA"), or a
     list of names in another order."""
 
+    def __init__(self, pack: LanguagePack) -> None:
+        self._pack = pack
+
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
         """Match the newest candidate whose free text is identical and whose exact values
         differ in spelling only."""
@@ -129,7 +132,7 @@ class EquivalentStage:
         for record in candidates:
             if record.args_hash == canonical.args_hash or leaf_texts(record) != texts:
                 continue
-            paths = equivalent_leaves(
+            paths = self._pack.equivalent_leaves(
                 canonical.exact_leaves,
                 record.exact_leaves,
                 proposal.policy.exact_fields,

@@ -79,5 +79,6 @@ class ModelVerifier:
                 VerdictKind.CONFIRMED,
                 f"the pair model reads the same request (logit {logit:.2f} >="
                 f" min_logit_confirm {confirm:g})",
+                negation_changed=verdict.negation_changed,
             )
         return verdict

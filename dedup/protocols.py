@@ -1,14 +1,28 @@
-"""Small protocols for the parts the core does not implement itself."""
+"""Small protocols for the parts the core does not implement itself, and what it hands them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["CachingEmbedder", "Embedder", "PairScorer", "TextReader", "VectorIndex", "Vectors"]
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.records import FieldReading, ValueKind
+from tooldedup.dedup.verifier import Verifier
+
+__all__ = [
+    "CachingEmbedder",
+    "Embedder",
+    "LanguagePack",
+    "PairScorer",
+    "SpellingBudget",
+    "TextReader",
+    "VectorIndex",
+    "Vectors",
+]
 
 Vectors = npt.NDArray[np.float32]
 
@@ -86,4 +100,91 @@ class TextReader(Protocol):
 
     def unread(self, text: str) -> str | None:
         """Why ``text`` is not read (a sentence for explain), or None when it is."""
+        ...
+
+
+@dataclass
+class SpellingBudget:
+    """How many pairs of values one check may still compare for spelling."""
+
+    remaining: int = 4096
+
+    def spend(self) -> bool:
+        """Take one comparison; False once none is left."""
+        self.remaining -= 1
+        return self.remaining >= 0
+
+
+Leaves = Sequence[tuple[str, str]]
+
+
+class LanguagePack(Protocol):
+    """Everything that reads words: field names, facts and critical tokens in free text, one
+    value's spellings, and the verifier's rules. The core receives one and never imports it."""
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The ISO 639-1 codes of the languages the rules cover."""
+        ...
+
+    def field(self, name: str | None) -> FieldReading:
+        """How a field of this name is read."""
+        ...
+
+    def attempt_noise(
+        self, name: str, value: Any, received_at: float | None, tool: str | None
+    ) -> bool:
+        """Whether the field is an attempt's own id, stamp or retry count, not an argument."""
+        ...
+
+    def reads_as_code(self, text: str) -> bool:
+        """Whether a value reads as JSON, SQL, a shell command or code."""
+        ...
+
+    def normalize_facts(self, text: str) -> str:
+        """Free text with each date, time, amount and count written one way."""
+        ...
+
+    def critical_tokens(self, text: str) -> tuple[str, ...]:
+        """The tokens of a free text that no rewording may change: ids, numbers, names."""
+        ...
+
+    def value_key(self, kind: ValueKind, text: str) -> str:
+        """What two spellings of one value of this kind share."""
+        ...
+
+    def label_key(self, name: str | None, text: str) -> str:
+        """What two spellings of one name or label share, by the field's name."""
+        ...
+
+    def equivalent_leaves(
+        self,
+        mine: Leaves,
+        theirs: Leaves,
+        exact_fields: Sequence[str],
+        tool: str | None,
+        budget: SpellingBudget,
+    ) -> tuple[str, ...] | None:
+        """The paths whose values differ in spelling only, or None if any value differs."""
+        ...
+
+    def spelt_alike(
+        self,
+        mine: Leaves,
+        theirs: Leaves,
+        exact_fields: Sequence[str],
+        tool: str | None,
+        budget: SpellingBudget,
+    ) -> frozenset[str]:
+        """The paths whose values are one value spelt two ways."""
+        ...
+
+    def legacy_args_hash(
+        self, args: dict[str, Any], policy: ToolPolicy, kept: dict[str, Any]
+    ) -> str | None:
+        """The args hash release 0.1 gave these args, when it stands for the same intent."""
+        ...
+
+    def verifier(self, word_cosine: Callable[[str, str], float] | None = None) -> Verifier:
+        """The rule verifier, with the embedder's word cosines when given."""
         ...

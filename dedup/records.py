@@ -14,6 +14,7 @@ __all__ = [
     "Decision",
     "DecisionKind",
     "FailureClass",
+    "FieldReading",
     "JudgeMode",
     "JudgeReport",
     "Match",
@@ -24,6 +25,7 @@ __all__ = [
     "Stage",
     "StageReport",
     "ToolCall",
+    "ValueKind",
 ]
 
 JSON = Any
@@ -84,6 +86,33 @@ class Stage(StrEnum):
     FUZZY = "fuzzy"
     SEMANTIC = "semantic"
     JUDGE = "judge"
+
+
+class ValueKind(StrEnum):
+    """What an exact field holds, when it is something written more than one way."""
+
+    PLACE = "place"
+    REGION = "region"
+    COUNTRY = "country"
+    DATE = "date"
+    TIME = "time"
+    UNIT = "unit"
+    CURRENCY = "currency"
+
+
+@dataclass(frozen=True, slots=True)
+class FieldReading:
+    """How a language pack reads a field's name: what its values are, and how to compare them."""
+
+    # True: free text ("body"); False: a value ("email"); None: the value decides.
+    prose: bool | None = None
+    value_kind: ValueKind | None = None
+    code: bool = False
+    path: bool = False
+    secret: bool = False
+    category: bool = False
+    # A list of tags, labels or names, whose order says nothing.
+    unordered: bool = False
 
 
 @dataclass(frozen=True, slots=True)

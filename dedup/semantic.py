@@ -8,12 +8,11 @@ from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.funnel import Proposal, StageResult, leaf_texts, top_scored
 from tooldedup.dedup.policy import CompareMode, CosineBand
 from tooldedup.dedup.protocols import CachingEmbedder, VectorIndex, Vectors
-from tooldedup.dedup.records import CallRecord, Match, SemanticLeaf, Stage, StageReport
+from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
 from tooldedup.dedup.verifier import (
     Verdict,
     VerdictKind,
     Verifier,
-    negation_changed,
     verified_candidates,
     verify_leaves,
 )
@@ -102,8 +101,7 @@ class SemanticStage:
                     ruled_out = (record.call_id, verdict.reason or "")
                 continue
             if band is CosineBand.CONFIRMABLE and (
-                verdict.kind is not VerdictKind.CONFIRMED
-                or _negation_changed(leaves, record.semantic_leaves)
+                verdict.kind is not VerdictKind.CONFIRMED or verdict.negation_changed
             ):
                 continue
             hold = verdict.reason if verdict.kind is VerdictKind.UNSURE else None
@@ -168,13 +166,6 @@ class SemanticStage:
         self._embedder.persist(texts)
         for leaf, vector in zip(leaves, vectors, strict=True):
             self._index.add(group_key(proposal, leaf.path), vector_key(record), vector)
-
-
-def _negation_changed(mine: Sequence[SemanticLeaf], theirs: Sequence[SemanticLeaf]) -> bool:
-    stored = {leaf.path: leaf.text for leaf in theirs}
-    return any(
-        negation_changed(stored[leaf.path], leaf.text) for leaf in mine if leaf.path in stored
-    )
 
 
 def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) -> str | None:

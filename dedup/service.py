@@ -12,8 +12,8 @@ from dataclasses import replace
 
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
+    Canonicalizer,
     canonical_json,
-    canonicalize,
     intent_key,
     sent_hash,
     stable_hash,
@@ -21,8 +21,6 @@ from tooldedup.dedup.canonical import (
     window_field,
 )
 from tooldedup.dedup.caps import CallCaps
-from tooldedup.dedup.critical import critical_tokens
-from tooldedup.dedup.equivalence import SpellingBudget, equivalent_leaves, spelt_alike
 from tooldedup.dedup.errors import (
     AttemptTokenReused,
     CheckTooLarge,
@@ -43,10 +41,9 @@ from tooldedup.dedup.ledger.base import (
     LogEntry,
     Lookup,
 )
-from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
-from tooldedup.dedup.protocols import TextReader
+from tooldedup.dedup.protocols import LanguagePack, SpellingBudget, TextReader
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
     CallRecord,
@@ -98,16 +95,17 @@ class DedupService:
         policies: PolicySet,
         stages: Sequence[FunnelStage],
         *,
+        canonicalizer: Canonicalizer,
         hooks: Sequence[FunnelHooks] = (),
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
         caps: CallCaps | None = None,
-        reader: TextReader | None = None,
     ) -> None:
         self._ledger = ledger
-        # Which free texts are compared by meaning; one the reader does not read is compared
-        # exactly. Without a reader, every free text is read.
-        self._reader = reader
+        # The language pack reads field names and free text; its reader says which free
+        # texts are compared by meaning.
+        self._canonicalizer = canonicalizer
+        self._pack: LanguagePack = canonicalizer.pack
         self._borderline = BorderlineResolver(judge, ledger, clock)
         self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
@@ -117,9 +115,14 @@ class DedupService:
         self._locks = KeyedLocks()
 
     @property
+    def canonicalizer(self) -> Canonicalizer:
+        """What makes each call's canonical form, through the language pack."""
+        return self._canonicalizer
+
+    @property
     def reader(self) -> TextReader | None:
         """What says which free texts are compared by meaning (None: all of them)."""
-        return self._reader
+        return self._canonicalizer.reader
 
     @property
     def policies(self) -> PolicySet:
@@ -153,8 +156,8 @@ class DedupService:
         started = time.perf_counter()
         now = self._clock()
         policy = self.policies_for(call.tenant).for_tool(call.tool)
-        canonical = canonicalize(
-            call.args, policy, received_at=now, tool=call.tool, reader=self._reader
+        canonical = self._canonicalizer.canonicalize(
+            call.args, policy, received_at=now, tool=call.tool
         )
         _check_budget(canonical, policy)
         proposal = Proposal(call, canonical, policy)
@@ -176,12 +179,14 @@ class DedupService:
         if policy.side_effect is SideEffect.READ:
             decision = replace(base, notes=("read tool: proceeds without a claim",))
         else:
-            for hook in self._hooks:
-                hook.prepare(proposal)
             # First without any lock: an answer that claims nothing (a duplicate, a call in
             # progress) stays true whatever other checks do meanwhile, so it needs no lock.
             decision = self._decide(proposal, base, now, claim=False)
             if decision.kind is DecisionKind.PROCEED and decision.call is None and not dry_run:
+                # The claim's vectors are computed before the lock, never while others wait
+                # on it; an answer found by hash never needs them.
+                for hook in self._hooks:
+                    hook.prepare(proposal)
                 # A claim: decided again under the (scope, tool) lock, which threads of this
                 # process and then every process sharing the store wait on, so that of
                 # concurrent checks of one intent exactly one proceeds.
@@ -226,7 +231,9 @@ class DedupService:
             replay = sent_hash(call.args)
             found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
         if found is None and self._ledger.has_legacy_calls():
-            legacy = legacy_args_hash(call.args, proposal.policy, proposal.canonical.args)
+            legacy = self._pack.legacy_args_hash(
+                call.args, proposal.policy, proposal.canonical.args
+            )
             if legacy is not None:
                 found = self._ledger.exact_match(
                     scope, call.tool, legacy, since, step, Lookup.LEGACY
@@ -316,7 +323,9 @@ class DedupService:
         candidates = [
             c
             for c in candidates
-            if equivalent_leaves(exact, c.exact_leaves, policy.exact_fields, call.tool, budget)
+            if self._pack.equivalent_leaves(
+                exact, c.exact_leaves, policy.exact_fields, call.tool, budget
+            )
             is not None
         ]
         match, reports = run_funnel(self._stages, proposal, candidates)
@@ -430,15 +439,15 @@ class DedupService:
         """Name the exact fields that set this call apart from the closest same-tool call."""
         canonical = proposal.canonical
         recent = self._ledger.recent(proposal.scope, proposal.call.tool, since, _EXPLAIN_RECENT)
-        mine = _signature_fields(canonical.exact_leaves, canonical.semantic_leaves)
+        mine = _signature_fields(self._pack, canonical.exact_leaves, canonical.semantic_leaves)
         exact_fields, tool = proposal.policy.exact_fields, proposal.call.tool
         budget = SpellingBudget()
         best: tuple[int, CallRecord, tuple[str, ...]] | None = None
         for record in recent:
-            theirs = _signature_fields(record.exact_leaves, record.semantic_leaves)
+            theirs = _signature_fields(self._pack, record.exact_leaves, record.semantic_leaves)
             paths = mine.keys() | theirs.keys()
             # "Seattle, WA" for "Seattle" is no difference worth naming.
-            paths -= spelt_alike(
+            paths -= self._pack.spelt_alike(
                 canonical.exact_leaves, record.exact_leaves, exact_fields, tool, budget
             )
             differ = tuple(sorted(p for p in paths if mine.get(p) != theirs.get(p)))
@@ -562,7 +571,9 @@ def _check_budget(canonical: CanonicalCall, policy: ToolPolicy) -> None:
 
 
 def _signature_fields(
-    exact_leaves: tuple[tuple[str, str], ...], semantic_leaves: tuple[SemanticLeaf, ...]
+    pack: LanguagePack,
+    exact_leaves: tuple[tuple[str, str], ...],
+    semantic_leaves: tuple[SemanticLeaf, ...],
 ) -> dict[str, str]:
     """Exact leaves, plus each free-text leaf's numbers: what the exact signature compares."""
     fields = dict(exact_leaves)
@@ -571,5 +582,5 @@ def _signature_fields(
     for leaf in semantic_leaves:
         texts.setdefault(window_field(leaf.path), []).append(leaf.text)
     for path, parts in texts.items():
-        fields[path] = "~" + stable_hash(" ".join(critical_tokens(" ".join(parts))))
+        fields[path] = "~" + stable_hash(" ".join(pack.critical_tokens(" ".join(parts))))
     return fields

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from tokenizers import Tokenizer
 
-from tooldedup.dedup.lexicon import STOP
+from tooldedup.dedup.english.lexicon import STOP
 from tooldedup.index.packaged_model import PackagedModel
 
 __all__ = ["ENGLISH_ONLY", "TokenizerCoverage"]

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.caps import CallCaps
+from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.errors import ConfigurationError, InvalidInput
 from tooldedup.dedup.funnel import EquivalentStage, ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
@@ -26,7 +28,7 @@ from tooldedup.dedup.protocols import Embedder, PairScorer, TextReader
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
-from tooldedup.dedup.verifier import RuleVerifier, Verifier
+from tooldedup.dedup.verifier import Verifier
 from tooldedup.index.coverage import TokenizerCoverage
 from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
@@ -218,7 +220,9 @@ def build_service(
     try:
         chosen = policies if policies is not None else load_policies(settings, ledger)
         cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
-        rules = RuleVerifier(word_cosine=word_cosine(cached))
+        # The one language pack: field names, facts in text, spellings, the verifier's rules.
+        pack = EnglishPack()
+        rules = pack.verifier(word_cosine(cached))
         verifier = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
         keys = SqlKeyStore(ledger.db)
@@ -227,12 +231,12 @@ def build_service(
         service = DedupService(
             ledger,
             chosen,
-            [ExactStage(), EquivalentStage(), FuzzyStage(verifier), semantic],
+            [ExactStage(), EquivalentStage(pack), FuzzyStage(verifier), semantic],
+            canonicalizer=Canonicalizer(pack, build_reader(model)),
             hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),
             caps=caps,
-            reader=build_reader(model),
         )
     except BaseException:
         ledger.close()

@@ -6,6 +6,12 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
+from tooldedup.dedup.canonical import Canonicalizer
+from tooldedup.dedup.english import EnglishPack
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.protocols import TextReader
+from tooldedup.dedup.records import CanonicalCall
+
 EMAIL = {
     "to": "bob@example.com",
     "subject": "Q3 report",
@@ -28,3 +34,16 @@ def complete(client: TestClient, call_id: str, **outcome: Any) -> dict[str, Any]
     assert response.status_code == 200, response.text
     data: dict[str, Any] = response.json()
     return data
+
+
+def canonicalize(
+    args: Any,
+    policy: ToolPolicy,
+    *,
+    received_at: float | None = None,
+    tool: str | None = None,
+    reader: TextReader | None = None,
+) -> CanonicalCall:
+    """The canonical form the server makes: through the English pack, and ``reader``."""
+    canonicalizer = Canonicalizer(EnglishPack(), reader)
+    return canonicalizer.canonicalize(args, policy, received_at=received_at, tool=tool)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooldedup.dedup.acts import act_changed
+from tooldedup.dedup.english.acts import act_changed
 
 
 def _changed(a: str, b: str) -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tooldedup.dedup.bounds import bound_reversed
+from tooldedup.dedup.english.bounds import bound_reversed
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tooldedup.dedup.canonical import MAX_DEPTH, canonicalize, intent_key, is_prose, normalize_text
+from tests.helpers import canonicalize
+from tooldedup.dedup.canonical import MAX_DEPTH, intent_key, is_prose, normalize_text
+from tooldedup.dedup.english.fields import tool_names_field
 from tooldedup.dedup.errors import InvalidInput
-from tooldedup.dedup.fields import tool_names_field
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import Scope

@@ -11,12 +11,11 @@ import pytest
 from fastapi.testclient import TestClient
 from tokenizers import Tokenizer, models, pre_tokenizers
 
-from tests.helpers import check, complete
+from tests.helpers import canonicalize, check, complete
 from tooldedup.dedup.canonical import (
     MAX_TEXT_CHARS,
     MAX_WINDOWS,
     WINDOW_WORDS,
-    canonicalize,
     normalize_text,
     text_windows,
     too_long,

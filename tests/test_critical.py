@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tooldedup.dedup.critical import critical_tokens
+from tooldedup.dedup.english.critical import critical_tokens
 
 
 @pytest.mark.parametrize(
     ("text", "tokens"),
     [
-        # A time of day with am or pm is read in 24 hours (dedup/facts.py).
+        # A time of day with am or pm is read in 24 hours (dedup/english/facts.py).
         ("meeting at 6 PM", ("18:0",)),
         ("meeting at six p.m.", ("18:0",)),
         ("meet at 6pm tomorrow", ("18:0", "tomorrow")),
@@ -32,10 +32,10 @@ from tooldedup.dedup.critical import critical_tokens
         ("-18 degrees", ("-18",)),
         (".5 mg", ("0.5mg",)),
         ("500 CHF", ("500", "chf")),
-        # Negation is the verifier's to judge, not a token: see tests/test_verifier.py.
+        # Negation is the verifier's to judge, not a token: see tests/test_rule_verifier.py.
         ("please do not approve it", ()),
         ("don't send it", ()),
-        # Values bound to names are the verifier's to compare (tests/test_verifier.py).
+        # Values bound to names are the verifier's to compare (tests/test_rule_verifier.py).
         ("Scores: Ana: 4, Ben: 2", ("2", "4")),
         ("give 5 to Carla", ("5",)),
         ("500 CHF and 3 GB", ("3gb", "500", "chf")),
@@ -48,7 +48,7 @@ from tooldedup.dedup.critical import critical_tokens
         # Words after a number that are not units.
         ("Truck 17 has reached 60,000 km", ("17", "60000km")),
         ("let me know by 11 if you can", ("11",)),
-        # Facts are read in one spelling (dedup/facts.py): a day, a time, an amount.
+        # Facts are read in one spelling (dedup/english/facts.py): a day, a time, an amount.
         ("on March 5, 2026", ("2026-3-5",)),
         ("at 9:30 AM", ("09:30",)),
         ("at 9:30", ("9:30",)),
@@ -166,7 +166,7 @@ def test_changed_values_are_told_apart(a: str, b: str) -> None:
         # A capitalised unit before its own number is a label.
         ("the March 28 Year 8 museum trip", "the Year 8 museum trip on March 28"),
         ("Diaz's two second-half goals", "two goals from Diaz in the second half"),
-        # Facts written another way (dedup/facts.py).
+        # Facts written another way (dedup/english/facts.py).
         ("on March 5, 2026", "on 2026-03-05"),
         ("on the 5th of March 2026", "on 5 March 2026"),
         ("the 5th of March", "March 5th"),

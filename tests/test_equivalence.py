@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tooldedup.dedup.canonical import canonicalize
-from tooldedup.dedup.equivalence import SpellingBudget, equivalent_leaves, spelt_alike
+from tests.helpers import canonicalize
+from tooldedup.dedup.english.equivalence import SpellingBudget, equivalent_leaves, spelt_alike
 from tooldedup.dedup.policy import ToolPolicy
 
 

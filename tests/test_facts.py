@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.canonical import canonicalize
-from tooldedup.dedup.critical import critical_tokens
-from tooldedup.dedup.dates import MONTH_NAMES
-from tooldedup.dedup.facts import NUMBER_WORDS, ORDINAL_WORDS, normalize_facts
+from tests.helpers import canonicalize
+from tooldedup.dedup.english.critical import critical_tokens
+from tooldedup.dedup.english.dates import MONTH_NAMES
+from tooldedup.dedup.english.facts import NUMBER_WORDS, ORDINAL_WORDS, normalize_facts
 from tooldedup.dedup.policy import ToolPolicy
 
 

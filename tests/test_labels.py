@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.canonical import canonicalize
-from tooldedup.dedup.labels import label_form, same_label
+from tests.helpers import canonicalize
+from tooldedup.dedup.english.labels import label_form, same_label
 from tooldedup.dedup.policy import ToolPolicy
 
 

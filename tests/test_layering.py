@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tooldedup.dedup.english import EnglishPack
+
 ROOT = Path(__file__).resolve().parent.parent
 BARE = ("dedup", "index", "api", "calibration")
 
@@ -63,3 +65,61 @@ def test_light_imports_stay_light(module: str, absent: tuple[str, ...]) -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
     )
     assert out.stdout.strip() == "[]"
+
+
+PACK = "tooldedup.dedup.english"
+
+
+def _core_files() -> list[Path]:
+    return [p for p in sorted((ROOT / "dedup").rglob("*.py")) if "english" not in p.parts]
+
+
+def test_core_never_imports_the_language_pack() -> None:
+    bad = [
+        (f, m)
+        for f, m in _imports("dedup")
+        if not f.startswith("dedup/english/") and _under(m, PACK)
+    ]
+    assert bad == []
+
+
+def _word_lists(path: Path) -> list[tuple[int, int]]:
+    """(line, size) of each literal set, list or tuple of five or more lowercase words."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Set | ast.List | ast.Tuple):
+            words = [
+                e.value
+                for e in node.elts
+                if isinstance(e, ast.Constant)
+                and isinstance(e.value, str)
+                and e.value.isalpha()
+                and e.value.islower()
+            ]
+            if len(words) >= 5:
+                found.append((node.lineno, len(words)))
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "split"
+            and isinstance(node.func.value, ast.Constant)
+            and isinstance(node.func.value.value, str)
+            and len(node.func.value.value.split()) >= 5
+        ):
+            found.append((node.lineno, len(node.func.value.value.split())))
+    return found
+
+
+def test_core_holds_no_word_list() -> None:
+    """Words live in the language pack; the core holds none (a set of five words is a list)."""
+    lists = {str(p.relative_to(ROOT)): _word_lists(p) for p in _core_files()}
+    assert {path: found for path, found in lists.items() if found} == {}
+
+
+def test_the_pack_holds_word_lists() -> None:
+    """The detector above finds the lists where they are, so its silence on the core counts."""
+    assert any(_word_lists(p) for p in sorted((ROOT / "dedup" / "english").glob("*.py")))
+
+
+def test_the_pack_says_which_languages_it_covers() -> None:
+    assert EnglishPack().languages == ("en",)

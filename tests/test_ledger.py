@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tooldedup.dedup.canonical import canonicalize
+from tests.helpers import canonicalize
 from tooldedup.dedup.errors import Conflict, NotFound
 from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.lists import (
+from tooldedup.dedup.english.lists import (
     MAX_PAIRINGS,
     is_set,
     list_lengths,

@@ -20,10 +20,11 @@ from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.calibration.train_pair_model import TextPair, _batches, export, text_pairs, train
 from tooldedup.calibration.train_pair_model import main as train_main
+from tooldedup.dedup.english import RuleVerifier
 from tooldedup.dedup.errors import ConfigurationError
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.protocols import Embedder, PairScorer
-from tooldedup.dedup.verifier import RuleVerifier, VerdictKind
+from tooldedup.dedup.verifier import VerdictKind
 from tooldedup.index import OnnxPairScorer, load_pair_model, pair_model_dir
 from tooldedup.index.packaged_model import file_sha256
 from tooldedup.index.settings import ServiceSettings

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.lexicon import words
-from tooldedup.dedup.phrases import excused, phrase_swap
+from tooldedup.dedup.english.lexicon import words
+from tooldedup.dedup.english.phrases import excused, phrase_swap
 
 
 @pytest.mark.parametrize(

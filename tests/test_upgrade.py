@@ -12,12 +12,12 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.helpers import EMAIL
+from tests.helpers import EMAIL, canonicalize
 from tests.server import export_log, serve
-from tooldedup.dedup.canonical import canonical_json, canonicalize, stable_hash
+from tooldedup.dedup.canonical import canonical_json, stable_hash
+from tooldedup.dedup.english.legacy import legacy_args_hash
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
-from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.policy import ToolPolicy
 
 # Written by `tooldedup serve` at 0.1 (commit 62aca04): the README email, completed with

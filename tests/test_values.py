@@ -8,16 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.canonical import canonicalize
-from tooldedup.dedup.dates import date_key, time_key
+from tests.helpers import canonicalize
+from tooldedup.dedup.english.dates import date_key, time_key
+from tooldedup.dedup.english.values import same_value, value_key, value_kind
+from tooldedup.dedup.paths import leaf_name
 from tooldedup.dedup.policy import ToolPolicy
-from tooldedup.dedup.values import (
-    ValueKind,
-    leaf_name,
-    same_value,
-    value_key,
-    value_kind,
-)
+from tooldedup.dedup.records import ValueKind
 
 
 @pytest.mark.parametrize(

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import OSA
 
-from tooldedup.dedup.critical import one_unit_or_day
-from tooldedup.dedup.lexicon import (
+from tooldedup.dedup.english.critical import one_unit_or_day
+from tooldedup.dedup.english.lexicon import (
     ANTONYM_STEMS,
     FILLERS,
     MEANING,
@@ -31,7 +31,7 @@ from tooldedup.dedup.lexicon import (
     root,
     stem,
 )
-from tooldedup.dedup.moves import timed
+from tooldedup.dedup.english.moves import timed
 
 __all__ = ["Change", "Ledger", "account", "same_number", "same_word", "typo"]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.dates import MONTH_NAMES, MONTHS
-from tooldedup.dedup.facts import (
+from tooldedup.dedup.english.dates import MONTH_NAMES, MONTHS
+from tooldedup.dedup.english.facts import (
     COMPOUND_UNITS,
     CURRENCY_CODES,
     CURRENCY_SIGNS,
@@ -22,7 +22,7 @@ from tooldedup.dedup.facts import (
     TENS,
     normalize_facts,
 )
-from tooldedup.dedup.value_names import CURRENCY_NAMES
+from tooldedup.dedup.english.value_names import CURRENCY_NAMES
 
 __all__ = ["DAY_WORDS", "MONTH_ABBREV", "critical_tokens", "one_unit_or_day", "slot_values"]
 
@@ -32,7 +32,7 @@ _WEEKDAYS = frozenset(
     {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 )
 _EVERY = frozenset({"every", "each"})
-# Months come from ``dedup/dates.py``: every month but "may", which is a verb too.
+# Months come from ``dates.py``: every month but "may", which is a verb too.
 DAY_WORDS = (
     _WEEKDAYS
     | frozenset({"today", "tomorrow", "yesterday", "tonight", "noon", "midnight"})
@@ -44,7 +44,7 @@ MONTH_ABBREV = {
     for name, number in MONTHS.items()
     if name not in MONTH_NAMES or name == "may"
 }
-# Currencies named anywhere in a text, with the codes ``dedup/facts.py`` writes for them. "¥"
+# Currencies named anywhere in a text, with the codes ``facts.py`` writes for them. "¥"
 # is yen or yuan, and a token of its own; "pounds" may weigh, but is a token all the same.
 _CURRENCY = {
     **{sign: code for sign, code in CURRENCY_SIGNS.items() if len(sign) == 1},
@@ -68,7 +68,7 @@ _UNIT_WORDS = _FIAT | frozenset(
     px pt em rem dpi c f deg cal kcal kj psi kpa bar atm ppm ppb mol mmol ha ac sqm sqft ct kt
     bp bps pp pct pcs pc btc eth ada dot sol usdt usdc xrp doge ltc""".split()
 )
-# A currency's code in capitals before its amount, as ``dedup/facts.py`` writes amounts: "USD
+# A currency's code in capitals before its amount, as ``facts.py`` writes amounts: "USD
 # 40" is "$40" and "40 USD", and never "EUR 40".
 _CODES_BEFORE = frozenset(code.upper() for code in _FIAT | CURRENCY_CODES)
 # A unit's names, one token for all: "30 min" is "30 minutes" and "30-minute", and never
@@ -274,7 +274,7 @@ def critical_tokens(text: str) -> tuple[str, ...]:
     ("isn't clear" and "is unclear" ask the same).
     """
     # A date, a time, an amount or a count written another way is the same token: the
-    # tokens are read from the text with its facts in one spelling (``dedup/facts.py``).
+    # tokens are read from the text with its facts in one spelling (``facts.py``).
     text = normalize_facts(text)
     addresses = _addresses(text) + _commands(text)
     text = _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.lexicon import NEGATIONS, QUANTIFIERS, STOP, plain_words, root
+from tooldedup.dedup.english.lexicon import NEGATIONS, QUANTIFIERS, STOP, plain_words, root
 
 __all__ = ["act_changed", "text_act"]
 

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from tooldedup.dedup.lexicon import MEANING
+from tooldedup.dedup.english import RuleVerifier
+from tooldedup.dedup.english.lexicon import MEANING
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.records import SemanticLeaf
 from tooldedup.dedup.verifier import (
-    RuleVerifier,
     Verdict,
     VerdictKind,
     verified_candidates,

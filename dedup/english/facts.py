@@ -2,7 +2,7 @@
 
 An agent that retries a call may write "March 5, 2026" for "2026-03-05", "3 PM" for "15:00",
 "40 dollars" for "$40" or "three" for "3". Each span that reads one way only is rewritten to
-one spelling, as the exact fields read theirs (``dedup/dates.py``, ``dedup/values.py``): a
+one spelling, as the exact fields read theirs (``dates.py``, ``values.py``): a
 day as ISO ("2026-03-05"), a day without its year as "March 5", a time of day in 24 hours
 ("15:00"), an amount as its currency's code and its number ("USD 40"), a count as digits. So
 two spellings of one fact are one text, and share their critical tokens.
@@ -19,8 +19,8 @@ import calendar
 import re
 from collections.abc import Callable, Iterable
 
-from tooldedup.dedup.dates import MONTH_NAMES, MONTHS, date_key, iso_day, time_key
-from tooldedup.dedup.value_names import CURRENCY_NAMES
+from tooldedup.dedup.english.dates import MONTH_NAMES, MONTHS, date_key, iso_day, time_key
+from tooldedup.dedup.english.value_names import CURRENCY_NAMES
 
 __all__ = [
     "COMPOUND_UNITS",
@@ -33,7 +33,7 @@ __all__ = [
     "normalize_facts",
 ]
 
-# The number words, one list for the critical tokens (``dedup/critical.py``) and for counts.
+# The number words, one list for the critical tokens (``critical.py``) and for counts.
 NUMBER_WORDS = {
     "zero": "0", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6",
     "seven": "7", "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12",

@@ -18,11 +18,11 @@ from tooldedup.dedup.canonical import (
     is_email,
     is_enum_like,
     is_prose,
-    name_kind,
     normalize_text,
     scalar,
     stable_hash,
 )
+from tooldedup.dedup.english.fields import name_kind
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
 

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tooldedup.dedup.fields import is_category_name, is_code_name, name_words, reads_as_code
+from tooldedup.dedup.english.fields import is_category_name, is_code_name, name_words, reads_as_code
 
 __all__ = ["ENTITY_FIELDS", "LabelForm", "label_form", "same_label"]
 

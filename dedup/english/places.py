@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tooldedup.dedup.place_names import CITY_ALIASES, COUNTRY_CODES, REGION_NAMES
+from tooldedup.dedup.english.place_names import CITY_ALIASES, COUNTRY_CODES, REGION_NAMES
 
 __all__ = ["Place", "read_place"]
 

@@ -24,9 +24,10 @@ __all__ = [
     "ATTEMPT_STAMP_TOLERANCE_SECONDS",
     "CATEGORY_FIELD_NAMES",
     "CODE_FIELD_NAMES",
-    "PROTOCOL_META_FIELD",
+    "PROSE_FIELD_NAMES",
     "RETRY_NOISE_FIELDS",
     "SECRET_FIELD_NAMES",
+    "VALUE_FIELD_NAMES",
     "is_attempt_id_name",
     "is_attempt_noise",
     "is_attempt_stamp",
@@ -35,6 +36,7 @@ __all__ = [
     "is_path_name",
     "is_secret_name",
     "last_word",
+    "name_kind",
     "name_words",
     "reads_as_code",
     "tool_names_field",
@@ -51,9 +53,6 @@ ATTEMPT_ID_FIELDS: frozenset[str] = frozenset(
 RETRY_NOISE_FIELDS: frozenset[str] = frozenset(
     {"retrycount", "retry", "retries", "attempt", "attemptnumber"}
 )
-# Reserved by the MCP specification for protocol metadata (a progress token, a trace context)
-# at the top level of a tool call's arguments: never a tool's own argument.
-PROTOCOL_META_FIELD = "_meta"
 ATTEMPT_STAMP_FIELDS: frozenset[str] = frozenset(
     {
         "timestamp", "ts", "clientts", "clienttimestamp", "clienttime", "requesttime",
@@ -320,3 +319,31 @@ def reads_as_code(text: str) -> bool:
         or _reads_as_shell(stripped)
         or bool(_CODE.search(stripped))
     )
+
+
+PROSE_FIELD_NAMES = frozenset(
+    {
+        "subject", "title", "body", "message", "text", "content", "description",
+        "summary", "note", "notes", "comment", "reason", "prompt", "caption",
+    }
+)  # fmt: skip
+VALUE_FIELD_NAMES = frozenset(
+    {
+        "id", "ids", "uuid", "key", "url", "uri", "path", "file", "filename", "email", "to",
+        "cc", "bcc", "from", "recipient", "recipients", "date", "time", "datetime", "amount",
+        "currency", "sku", "phone", "account", "iban", "status",
+    }
+)  # fmt: skip
+
+
+def name_kind(name: str | None) -> bool | None:
+    """True for a prose field name, False for a value field name, None when unsure."""
+    # "email_body" and "messageText" hold prose as surely as "body" and "text".
+    if name is None:
+        return None
+    last = last_word(name)
+    if last in PROSE_FIELD_NAMES:
+        return True
+    if last in VALUE_FIELD_NAMES:
+        return False
+    return None

@@ -7,8 +7,8 @@ import re
 
 __all__ = ["MONTHS", "MONTH_NAMES", "date_key", "iso_day", "time_key"]
 
-# Each month's name, then its short forms: the one list of months (``dedup/critical.py`` and
-# ``dedup/facts.py`` read it too).
+# Each month's name, then its short forms: the one list of months (``critical.py`` and
+# ``facts.py`` read it too).
 _MONTH_SPELLINGS = (
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",),
     ("june", "jun"), ("july", "jul"), ("august", "aug"), ("september", "sep", "sept"),

@@ -4,43 +4,24 @@ Exact fields are compared for equality, but an agent that re-issues a call may w
 value another way: "Seattle, WA" for "Seattle", "01/13/2020" for "2020-01-13", "pounds" for
 "lb", "Euros" for "EUR". By the field's name, such a value gets a *key*, which the exact
 signature holds so that the two calls meet as candidates, and a pairwise test of whether
-the two spellings are one value (``dedup/places.py``, ``dedup/dates.py``). Any other value's
+the two spellings are one value (``places.py``, ``dates.py``). Any other value's
 key is the value itself. A field the policy lists in ``exact_fields``, or a field inside
 one, is compared as written.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Sequence
-from enum import StrEnum
-
-from tooldedup.dedup.dates import date_key, time_key
-from tooldedup.dedup.fields import name_words
-from tooldedup.dedup.places import Place, read_place
-from tooldedup.dedup.value_names import CURRENCY_NAMES, UNIT_NAMES
+from tooldedup.dedup.english.dates import date_key, time_key
+from tooldedup.dedup.english.fields import name_words
+from tooldedup.dedup.english.places import Place, read_place
+from tooldedup.dedup.english.value_names import CURRENCY_NAMES, UNIT_NAMES
+from tooldedup.dedup.records import ValueKind
 
 __all__ = [
-    "ValueKind",
-    "leaf_name",
-    "pinned",
     "same_value",
     "value_key",
     "value_kind",
 ]
-
-
-class ValueKind(StrEnum):
-    """What an exact field holds, when it is something written more than one way."""
-
-    PLACE = "place"
-    REGION = "region"
-    COUNTRY = "country"
-    DATE = "date"
-    TIME = "time"
-    UNIT = "unit"
-    CURRENCY = "currency"
 
 
 _PLACE_WORDS = frozenset(
@@ -58,8 +39,6 @@ _DURATION_WORDS = frozenset(
         "split", "best", "average", "avg", "max", "min", "mean",
     }
 )  # fmt: skip
-_PATH_PART = re.compile(r'\["((?:[^"\\]|\\.)*)"\]|\[\d*\]|([^.\[\]]+)')
-_INDEX = re.compile(r"\[\d+\]")
 _MAX_CHARS = 200
 
 
@@ -128,34 +107,3 @@ def same_value(kind: ValueKind, a: str, b: str) -> bool:
 def _read(kind: ValueKind, text: str) -> Place | None:
     region = kind is not ValueKind.PLACE
     return read_place(text, region_first=region, country=kind is ValueKind.COUNTRY)
-
-
-def leaf_name(path: str) -> str | None:
-    """The field name a leaf's path ends in: ``b`` for ``a.b[2]``, ``b.c`` for ``a["b.c"]``."""
-    names = _path_names(path)
-    return names[-1] if names else None
-
-
-def _path_names(path: str) -> list[str]:
-    names: list[str] = []
-    for match in _PATH_PART.finditer(path):
-        if match[1] is not None:
-            try:
-                names.append(json.loads(f'"{match[1]}"'))
-            except ValueError:
-                return []
-        elif match[2] is not None:
-            names.append(match[2])
-    return names
-
-
-def pinned(path: str, exact_fields: Sequence[str]) -> bool:
-    """Whether the policy names this leaf, or a field it lies in, as compared exactly."""
-    if not exact_fields:
-        return False
-    pattern = _INDEX.sub("[]", path)
-    names = set(_path_names(path))
-    return any(
-        field in names or pattern == field or pattern.startswith((f"{field}.", f"{field}["))
-        for field in exact_fields
-    )

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
-from tooldedup.dedup.critical import DAY_WORDS, MONTH_ABBREV, slot_values
-from tooldedup.dedup.lexicon import (
+from tooldedup.dedup.english.critical import DAY_WORDS, MONTH_ABBREV, slot_values
+from tooldedup.dedup.english.lexicon import (
     ANTONYM_STEMS,
     DIRECTION,
     FIRST_PERSON,

@@ -15,7 +15,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 
-from tooldedup.dedup.fields import name_words, reads_as_code
+from tooldedup.dedup.english.fields import name_words, reads_as_code
 
 __all__ = [
     "MAX_PAIRINGS",

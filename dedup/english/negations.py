@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from itertools import pairwise
 
-from tooldedup.dedup.lexicon import NEGATIONS, NEGATIVE_WORDS, STOP, align, root, words
+from tooldedup.dedup.english.lexicon import NEGATIONS, NEGATIVE_WORDS, STOP, align, root, words
 
 __all__ = [
     "MAX_ALIGNED_WORDS",

@@ -1,9 +1,9 @@
 """Which leaves of two calls hold one value written two ways, or a set in another order.
 
 The exact signature lets two such calls meet as candidates (``dedup/canonical.py``); this is
-the pairwise test: a place, date, time, unit or currency by its kind (``dedup/values.py``),
-a name by its field (``dedup/labels.py``), and a set of names in any order
-(``dedup/lists.py``). Every comparison spends from a budget, so a hostile call of many long
+the pairwise test: a place, date, time, unit or currency by its kind (``values.py``),
+a name by its field (``labels.py``), and a set of names in any order
+(``lists.py``). Every comparison spends from a budget, so a hostile call of many long
 values, checked against many candidates, costs a bounded amount of work.
 """
 
@@ -11,35 +11,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import Container, Sequence
-from dataclasses import dataclass
 from functools import partial
 
-from tooldedup.dedup.labels import label_form, same_label
-from tooldedup.dedup.lists import (
+from tooldedup.dedup.english.labels import label_form, same_label
+from tooldedup.dedup.english.lists import (
     is_set,
     list_lengths,
     list_parent,
     parallel_lists,
     same_items,
 )
-from tooldedup.dedup.values import leaf_name, pinned, same_value, value_key, value_kind
+from tooldedup.dedup.english.values import same_value, value_key, value_kind
+from tooldedup.dedup.paths import leaf_name, pinned
+from tooldedup.dedup.protocols import SpellingBudget
 
-__all__ = ["SpellingBudget", "equivalent_leaves", "spelt_alike"]
+__all__ = ["equivalent_leaves", "spelt_alike"]
 
 # Sets in another order compared in one pair of calls: each costs a pass over the leaves.
 _MAX_SETS = 16
-
-
-@dataclass
-class SpellingBudget:
-    """How many pairs of values one check may still compare for spelling."""
-
-    remaining: int = 4096
-
-    def spend(self) -> bool:
-        """Take one comparison; False once none is left."""
-        self.remaining -= 1
-        return self.remaining >= 0
 
 
 def equivalent_leaves(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.lexicon import (
+from tooldedup.dedup.english.lexicon import (
     ANTONYM_STEMS,
     NEGATIONS,
     NEGATIVE_WORDS,

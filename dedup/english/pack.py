@@ -1,0 +1,129 @@
+"""The English language pack: the one object the core receives to read English words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
+
+from tooldedup.dedup.english.critical import critical_tokens
+from tooldedup.dedup.english.equivalence import equivalent_leaves, spelt_alike
+from tooldedup.dedup.english.facts import normalize_facts
+from tooldedup.dedup.english.fields import (
+    is_attempt_noise,
+    is_category_name,
+    is_code_name,
+    is_path_name,
+    is_secret_name,
+    name_kind,
+    reads_as_code,
+    tool_names_field,
+)
+from tooldedup.dedup.english.labels import label_form
+from tooldedup.dedup.english.legacy import legacy_args_hash
+from tooldedup.dedup.english.lists import is_set
+from tooldedup.dedup.english.rule_verifier import RuleVerifier
+from tooldedup.dedup.english.values import value_key, value_kind
+from tooldedup.dedup.policy import ToolPolicy
+from tooldedup.dedup.protocols import SpellingBudget
+from tooldedup.dedup.records import FieldReading, ValueKind
+from tooldedup.dedup.verifier import Verifier
+
+__all__ = ["LANGUAGES", "EnglishPack"]
+
+LANGUAGES = ("en",)
+# Field names recur in every call: each is read once per pack.
+_CACHED_FIELDS = 4096
+_CACHED_TEXTS = 4096
+
+
+class EnglishPack:
+    """English field names, facts, spellings and verifier rules, behind ``LanguagePack``."""
+
+    def __init__(self) -> None:
+        self._field = lru_cache(maxsize=_CACHED_FIELDS)(_read_field)
+        # A retried text is canonicalized again at every check, and its facts and tokens
+        # are the same each time.
+        self._facts = lru_cache(maxsize=_CACHED_TEXTS)(normalize_facts)
+        self._tokens = lru_cache(maxsize=_CACHED_TEXTS)(critical_tokens)
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        """The ISO 639-1 codes of the languages the rules cover."""
+        return LANGUAGES
+
+    def field(self, name: str | None) -> FieldReading:
+        """How a field of this name is read."""
+        return self._field(name)
+
+    def attempt_noise(
+        self, name: str, value: Any, received_at: float | None, tool: str | None
+    ) -> bool:
+        """An attempt's own label, count or stamp, unless the tool's name names it: the
+        request of ``approve_request`` is its target."""
+        return is_attempt_noise(name, value, received_at) and not tool_names_field(tool, name)
+
+    def reads_as_code(self, text: str) -> bool:
+        """Whether a value reads as JSON, SQL, a shell command or code."""
+        return reads_as_code(text)
+
+    def normalize_facts(self, text: str) -> str:
+        """Free text with each date, time, amount and count written one way."""
+        return self._facts(text)
+
+    def critical_tokens(self, text: str) -> tuple[str, ...]:
+        """The tokens of a free text that no rewording may change."""
+        return self._tokens(text)
+
+    def value_key(self, kind: ValueKind, text: str) -> str:
+        """What two spellings of one value of this kind share."""
+        return value_key(kind, text)
+
+    def label_key(self, name: str | None, text: str) -> str:
+        """What two spellings of one name or label share, by the field's name."""
+        return label_form(name, text).key
+
+    def equivalent_leaves(
+        self,
+        mine: Sequence[tuple[str, str]],
+        theirs: Sequence[tuple[str, str]],
+        exact_fields: Sequence[str],
+        tool: str | None,
+        budget: SpellingBudget,
+    ) -> tuple[str, ...] | None:
+        """The paths whose values differ in spelling only, or None if any value differs."""
+        return equivalent_leaves(mine, theirs, exact_fields, tool, budget)
+
+    def spelt_alike(
+        self,
+        mine: Sequence[tuple[str, str]],
+        theirs: Sequence[tuple[str, str]],
+        exact_fields: Sequence[str],
+        tool: str | None,
+        budget: SpellingBudget,
+    ) -> frozenset[str]:
+        """The paths whose values are one value spelt two ways."""
+        return spelt_alike(mine, theirs, exact_fields, tool, budget)
+
+    def legacy_args_hash(
+        self, args: dict[str, Any], policy: ToolPolicy, kept: dict[str, Any]
+    ) -> str | None:
+        """The args hash release 0.1 gave these args, when it stands for the same intent."""
+        return legacy_args_hash(args, policy, kept)
+
+    def verifier(self, word_cosine: Callable[[str, str], float] | None = None) -> Verifier:
+        """The rule verifier, with the embedder's word cosines when given."""
+        return RuleVerifier(word_cosine)
+
+
+def _read_field(name: str | None) -> FieldReading:
+    kind = value_kind(name)
+    return FieldReading(
+        prose=name_kind(name),
+        value_kind=kind,
+        code=is_code_name(name),
+        path=is_path_name(name),
+        secret=is_secret_name(name),
+        category=is_category_name(name),
+        unordered=is_set(name),
+    )

@@ -146,7 +146,8 @@ class LanguagePack(Protocol):
         ...
 
     def critical_tokens(self, text: str) -> tuple[str, ...]:
-        """The tokens of a free text that no rewording may change: ids, numbers, names."""
+        """The tokens that no rewording may change (numbers, dates, addresses) of a free
+        text in canonical form: its facts as ``normalize_facts`` writes them."""
         ...
 
     def value_key(self, kind: ValueKind, text: str) -> str:

@@ -24,7 +24,14 @@ from tooldedup.dedup.english.facts import (
 )
 from tooldedup.dedup.english.value_names import CURRENCY_NAMES
 
-__all__ = ["DAY_WORDS", "MONTH_ABBREV", "critical_tokens", "one_unit_or_day", "slot_values"]
+__all__ = [
+    "DAY_WORDS",
+    "MONTH_ABBREV",
+    "critical_tokens",
+    "fact_tokens",
+    "one_unit_or_day",
+    "slot_values",
+]
 
 # "twenty-first", "twenty first", "thirty-two": one number, written as digits before tokens.
 _COMPOUND = re.compile(rf"\b({'|'.join(TENS)})[-\s]+({'|'.join(COMPOUND_UNITS)})\b", re.IGNORECASE)
@@ -267,6 +274,27 @@ def _commands(text: str) -> list[str]:
     return found
 
 
+# Every word the token loop acts on, in lower case; any other word is passed at once (a
+# three-letter word in capitals may be a currency or a unit code, and is read too).
+_WATCHED = frozenset(
+    [
+        *NUMBER_WORDS,
+        *ORDINAL_WORDS,
+        *DAY_WORDS,
+        *(day + "s" for day in _WEEKDAYS),
+        *_CURRENCY,
+        *_ORDINAL_SUFFIX,
+        *MONTH_ABBREV,
+        *_WEEKDAY_ABBREV,
+        "am",
+        "pm",
+        *_UNIT_NAMES,
+        *(code.lower() for code in _CODES_BEFORE),
+        *_UNIT_WORDS,
+    ]
+)
+
+
 def critical_tokens(text: str) -> tuple[str, ...]:
     """The sorted bag of numbers, dates, times, units, currencies and addresses in ``text``.
 
@@ -275,7 +303,11 @@ def critical_tokens(text: str) -> tuple[str, ...]:
     """
     # A date, a time, an amount or a count written another way is the same token: the
     # tokens are read from the text with its facts in one spelling (``facts.py``).
-    text = normalize_facts(text)
+    return fact_tokens(normalize_facts(text))
+
+
+def fact_tokens(text: str) -> tuple[str, ...]:
+    """``critical_tokens`` of a text whose facts ``normalize_facts`` already wrote one way."""
     addresses = _addresses(text) + _commands(text)
     text = _DOTTED_AMPM.sub(r"\1m", _COMPOUND.sub(_compound, text))
     decimal_comma = "," in text and bool(DECIMAL_COMMA.search(text))
@@ -285,21 +317,27 @@ def critical_tokens(text: str) -> tuple[str, ...]:
     # sorted bag; a date or a time is one token, and "am"/"pm" stays glued to its hour.
     units: list[str] = []
     for i, m in enumerate(matches):
-        previous = matches[i - 1] if i else None
-        after = previous is not None and _is_number(previous) and _adjacent(text, previous, m)
-        after_stamp = after and previous is not None and bool(previous.group("stamp"))
-        previous_word = "" if previous is None else (previous.group("word") or "").lower()
-        if m.group("stamp"):
-            tokens.append(_stamp(m.group("stamp")))
-        elif m.group("num"):
-            tokens.extend(_normal_number(m.group("num"), decimal_comma))
-        elif m.group("sym"):
-            units.append(_CURRENCY[m.group("sym")])
-        elif m.group("dollar"):
-            sign = m.group("dollar").lower()
+        stamp, num, sym, dollar, raw = m.group("stamp", "num", "sym", "dollar", "word")
+        if stamp:
+            tokens.append(_stamp(stamp))
+        elif num:
+            tokens.extend(_normal_number(num, decimal_comma))
+        elif sym:
+            units.append(_CURRENCY[sym])
+        elif dollar:
+            sign = dollar.lower()
             units.append(CURRENCY_SIGNS.get(sign, sign))
         else:
-            word = m.group("word").lower()
+            word = raw.lower()
+            # Most words of a text are none of these: each is looked up once and passed.
+            if word not in _WATCHED and not (len(raw) == 3 and raw.isupper()):
+                continue
+            previous = matches[i - 1] if i else None
+            after = (
+                previous is not None and _is_number(previous) and _adjacent(text, previous, m)
+            )
+            after_stamp = after and previous is not None and bool(previous.group("stamp"))
+            previous_word = "" if previous is None else (previous.group("word") or "").lower()
             if word in NUMBER_WORDS:
                 tokens.append(NUMBER_WORDS[word])
             elif word in ORDINAL_WORDS:
@@ -325,9 +363,9 @@ def critical_tokens(text: str) -> tuple[str, ...]:
                 # Bound to its number, as am/pm is: "2 hours and 30 minutes" is not "30 hours
                 # and 2 minutes", however the bag is sorted.
                 tokens[-1] += _UNIT_NAMES[word]
-            elif m.group("word") in _CODES_BEFORE and _before_number(text, matches, i):
+            elif raw in _CODES_BEFORE and _before_number(text, matches, i):
                 units.append(word)
-            elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(m.group("word"))):
+            elif after and not after_stamp and (word in _UNIT_WORDS or _is_code(raw)):
                 units.append(word)
     return tuple(sorted([*tokens, *units, *addresses]))
 

@@ -258,10 +258,17 @@ def _country(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
+    return list(_read_words(text))
+
+
+# Every rule reads both texts' words, and a retried text comes back at every check: each
+# text is read once (a copy is handed out, so no caller changes the cached words).
+@lru_cache(maxsize=4096)
+def _read_words(text: str) -> tuple[str, ...]:
     lowered = _fold_bounds(_GROUPED.sub("", _country(text).lower()))
     for pattern, word in _ABSORBED:
         lowered = pattern.sub(word, lowered)
-    return _WORD.findall(lowered)
+    return tuple(_WORD.findall(lowered))
 
 
 # Personal pronouns by whom they name: "me" for "I" names the same person, "she" for "he" or

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
-from tooldedup.dedup.english.critical import critical_tokens
+from tooldedup.dedup.english.critical import fact_tokens
 from tooldedup.dedup.english.equivalence import equivalent_leaves, spelt_alike
 from tooldedup.dedup.english.facts import normalize_facts
 from tooldedup.dedup.english.fields import (
@@ -45,7 +45,7 @@ class EnglishPack:
         # A retried text is canonicalized again at every check, and its facts and tokens
         # are the same each time.
         self._facts = lru_cache(maxsize=_CACHED_TEXTS)(normalize_facts)
-        self._tokens = lru_cache(maxsize=_CACHED_TEXTS)(critical_tokens)
+        self._tokens = lru_cache(maxsize=_CACHED_TEXTS)(fact_tokens)
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -72,7 +72,8 @@ class EnglishPack:
         return self._facts(text)
 
     def critical_tokens(self, text: str) -> tuple[str, ...]:
-        """The tokens of a free text that no rewording may change."""
+        """The tokens of a free text in canonical form (its facts written one way, as
+        ``normalize_facts`` writes them) that no rewording may change."""
         return self._tokens(text)
 
     def value_key(self, kind: ValueKind, text: str) -> str:

@@ -129,13 +129,31 @@ def _up_to(lowered: str) -> str:
     )
 
 
+def _gate(rules: Sequence[tuple[re.Pattern[str], str]]) -> re.Pattern[str]:
+    """One pattern that finds where any of ``rules`` would apply."""
+    return re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in rules))
+
+
+def _rewrite(
+    text: str, rules: Sequence[tuple[re.Pattern[str], str]], gate: re.Pattern[str]
+) -> str:
+    """``rules`` applied in order; most texts hold none of them, and are passed in one search."""
+    if gate.search(text) is None:
+        return text
+    for pattern, replacement in rules:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+_CONTRACTIONS_GATE = _gate(_CONTRACTIONS)
+_BOUNDS_GATE = _gate(_BOUNDS)
+_ABSORBED_GATE = _gate(_ABSORBED)
+
+
 def _fold_bounds(lowered: str) -> str:
     """A lower-cased text with its bounds in one spelling each ("no later than" is "by")."""
-    for pattern, replacement in _CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
-    for pattern, word in _BOUNDS:
-        lowered = pattern.sub(word, lowered)
-    return _up_to(lowered)
+    lowered = _rewrite(lowered, _CONTRACTIONS, _CONTRACTIONS_GATE)
+    return _up_to(_rewrite(lowered, _BOUNDS, _BOUNDS_GATE))
 
 
 # "non" stands alone once "non-smoking" is cut into words: "smoking" against "non-smoking" is
@@ -266,9 +284,7 @@ def words(text: str) -> list[str]:
 @lru_cache(maxsize=4096)
 def _read_words(text: str) -> tuple[str, ...]:
     lowered = _fold_bounds(_GROUPED.sub("", _country(text).lower()))
-    for pattern, word in _ABSORBED:
-        lowered = pattern.sub(word, lowered)
-    return tuple(_WORD.findall(lowered))
+    return tuple(_WORD.findall(_rewrite(lowered, _ABSORBED, _ABSORBED_GATE)))
 
 
 # Personal pronouns by whom they name: "me" for "I" names the same person, "she" for "he" or

@@ -191,6 +191,7 @@ class PolicyBody(BaseModel):
     mode: Literal["fields", "whole"] | None = None
     max_candidates: int | None = None
     judge_mode: Literal["off", "inline", "shadow"] | None = None
+    pair_model: StrictBool | None = None
     max_text_leaves: int | None = None
     max_text_chars: int | None = None
     max_comparisons: int | None = None

@@ -180,7 +180,7 @@ def add_serve_options(parser: argparse.ArgumentParser) -> list[ServeOption]:
         action=argparse.BooleanOptionalAction,
         default=True,
         shown="on",
-        help="after the rules, read each fuzzy or semantic match with the pair model",
+        help="load the pair model, for the tools whose policy sets pair_model = true",
     )
     add(
         "--pair-model-path",

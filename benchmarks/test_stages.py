@@ -17,6 +17,7 @@ from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, CallStatus, Outcome, Scope, ToolCall
+from tooldedup.dedup.verifier import Verifiers
 from tooldedup.index.coverage import TokenizerCoverage
 from tooldedup.index.faiss_index import FaissGroupIndex
 
@@ -121,7 +122,7 @@ def test_fuzzy_stage(
         Scope(DEFAULT_TENANT, _SESSION), "send_email", proposal.canonical.exact_signature, 0.0, 1000
     )
     assert len(found) == session_size
-    benchmark(FuzzyStage(RuleVerifier()).check, proposal, found)
+    benchmark(FuzzyStage(Verifiers(RuleVerifier())).check, proposal, found)
 
 
 @pytest.mark.parametrize("backend", ["onnx-int8", "torch"])

@@ -246,15 +246,15 @@ def run(args: argparse.Namespace) -> int:
                         label="scoring pairs (whole-call mode)",
                         pair_model=False,
                     )
-                    rules_only, _ = score_pairs(
+                    with_model, _ = score_pairs(
                         pairs,
                         base_set,
                         embedder,
-                        Path(work) / "rules-only",
-                        label="scoring pairs (rules only)",
-                        pair_model=False,
+                        Path(work) / "pair-model",
+                        label="scoring pairs (with the pair model)",
+                        pair_model=True,
                     )
-                    _compare(fields, whole, rules_only, args, bound, sections, plots)
+                    _compare(fields, whole, with_model, args, bound, sections, plots)
     except (DedupError, OSError) as exc:
         print(f"tooldedup calibrate: {getattr(exc, 'message', exc)}", file=sys.stderr)
         return 2
@@ -290,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
 def _compare(
     fields: list[Sample],
     whole: list[Sample],
-    rules_only: list[Sample],
+    with_model: list[Sample],
     args: argparse.Namespace,
     bound: Bound,
     sections: list[tuple[str, str]],
@@ -301,9 +301,9 @@ def _compare(
     test_fields = [s for s in fields if held_out(s.split_key)]
     test_whole = [s for s in whole if held_out(s.split_key)]
     split = choose_thresholds(train, args.target_precision, "(train half)", args.confidence, bound)
-    test_rules = [s for s in rules_only if held_out(s.split_key)]
+    test_model = [s for s in with_model if held_out(s.split_key)]
     results = compare_modes(
-        test_fields, test_whole, split.min_cosine_duplicate, rules_only=test_rules
+        test_fields, test_whole, split.min_cosine_duplicate, pair_model=test_model
     )
     table = markdown_table(results)
     note = (

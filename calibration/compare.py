@@ -52,28 +52,27 @@ def compare_modes(
     whole: Sequence[Sample],
     calibrated: float | None,
     default_borderline: float = 0.85,
-    rules_only: Sequence[Sample] = (),
+    pair_model: Sequence[Sample] = (),
 ) -> list[ModeResult]:
     """Score each mode on the same pairs (pass only held-out pairs for a fair comparison).
 
-    ``rules_only``: the same pairs scored without the pair model (``--no-pair-model``).
+    ``pair_model``: the same pairs scored with the pair model (policy ``pair_model = true``).
     """
     results = [
         _score("exact-only (canonical hash)", fields, lambda s: s.fixed == "exact"),
         _score("whole-call embedding, cosine >= 0.85", whole, lambda s: s.predicted(0.85)),
         _score("whole-call embedding, cosine >= 0.90", whole, lambda s: s.predicted(0.90)),
         _score(
-            "field-aware funnel, defaults (rules and pair model; 0.90, borderline 0.85)",
+            "field-aware funnel, defaults (rules; 0.90, borderline 0.85)",
             fields,
             lambda s: s.predicted(default_borderline),
         ),
     ]
-    if rules_only:
-        results.insert(
-            -1,
+    if pair_model:
+        results.append(
             _score(
-                "field-aware funnel, rules only (--no-pair-model)",
-                rules_only,
+                "field-aware funnel, with the pair model (pair_model = true)",
+                pair_model,
                 lambda s: s.predicted(default_borderline),
             ),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -25,18 +26,24 @@ def score_pairs(
     workdir: Path,
     *,
     label: str = "scoring pairs",
-    pair_model: bool = True,
+    pair_model: bool | None = None,
 ) -> tuple[list[Sample], list[str]]:
     """Check ``a``, record it as done, dry-run ``b``: the scores the service would see.
 
-    ``pair_model=False`` leaves the rules alone, as ``serve --no-pair-model``.
+    ``pair_model`` True or False reads every tool with the pair model or with the rules
+    alone; None (the default) as each tool's policy says.
     Returns the samples and the refs of pairs the service rejected as invalid input.
     """
     workdir.mkdir(parents=True, exist_ok=True)
     db = workdir / "scoring.db"
     for suffix in ("", "-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
-    settings = ServiceSettings(db_path=db, pair_model=pair_model)
+    if pair_model is not None:
+        policies = PolicySet(
+            replace(policies.defaults, pair_model=pair_model),
+            {tool: replace(p, pair_model=pair_model) for tool, p in policies.tools.items()},
+        )
+    settings = ServiceSettings(db_path=db, pair_model=pair_model is not False)
     built = build_service(settings, embedder=embedder, policies=policies)
     service = built.service
     samples: list[Sample] = []

@@ -21,7 +21,7 @@ from tooldedup.dedup.records import (
     StageReport,
     ToolCall,
 )
-from tooldedup.dedup.verifier import VerdictKind, Verifier, verified_candidates, verify_leaves
+from tooldedup.dedup.verifier import VerdictKind, Verifiers, verified_candidates, verify_leaves
 
 __all__ = [
     "EquivalentStage",
@@ -152,8 +152,8 @@ class FuzzyStage:
     """Every semantic leaf is a near-identical string whose every change the verifier
     accounts for (whitespace, case, typos)."""
 
-    def __init__(self, verifier: Verifier) -> None:
-        self._verifier = verifier
+    def __init__(self, verifiers: Verifiers) -> None:
+        self._verifiers = verifiers
 
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
         """Score each candidate by its weakest leaf's rapidfuzz ratio (0..100).
@@ -184,10 +184,11 @@ class FuzzyStage:
         # string only when the verifier accounts for its every change (a typo, a short form,
         # the same words); any other goes on to the semantic stage and its verifier. Only
         # the best few that would match are verified, so the verifier's work stays small.
+        verifier = self._verifiers.for_policy(proposal.policy)
         near = sorted((pair for pair in scores if pair[1] >= threshold), key=lambda p: -p[1])
         ruled_out: dict[str, str] = {}
         for record, score in near[: verified_candidates(len(leaves))]:
-            verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
+            verdict = verify_leaves(verifier, leaves, record.semantic_leaves)
             if verdict.kind is VerdictKind.CONFIRMED:
                 report = StageReport(
                     Stage.FUZZY, round(score, 4), threshold, True, top_scored(scores)

@@ -110,6 +110,10 @@ class ToolPolicy:
     mode: CompareMode = CompareMode.FIELDS
     max_candidates: int = 1000
     judge_mode: JudgeMode = JudgeMode.OFF
+    # The pair model reads every fuzzy or semantic match the rules let through, both texts
+    # together: it keeps apart most reworded different requests the rules miss, for about
+    # 5 ms a read. Off by default, as it does not fit the latency of 0.1 (docs/benchmarks.md).
+    pair_model: bool = False
     # The per-check budget: each free-text leaf costs one model call (about 1.5 ms), and
     # each (leaf, candidate) pair one comparison.
     max_text_leaves: int = 64
@@ -165,6 +169,7 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "judge_mode": JudgeMode,
 }
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
+_BOOL_FIELDS = frozenset({"pair_model"})
 _INT_FIELDS = frozenset(
     {"max_candidates", "max_fuzzy_edits", "max_text_leaves", "max_text_chars", "max_comparisons"}
 )
@@ -188,6 +193,10 @@ def policy_from_mapping(data: Mapping[str, Any], base: ToolPolicy | None = None)
             except ValueError:
                 allowed = ", ".join(m.value for m in enum)
                 raise InvalidInput(f"{key} must be one of: {allowed}") from None
+        elif key in _BOOL_FIELDS:
+            if not isinstance(value, bool):
+                raise InvalidInput(f"{key} must be true or false")
+            values[key] = value
         elif key in _INT_FIELDS:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise InvalidInput(f"{key} must be an integer")

@@ -12,7 +12,7 @@ from tooldedup.dedup.records import CallRecord, Match, Stage, StageReport
 from tooldedup.dedup.verifier import (
     Verdict,
     VerdictKind,
-    Verifier,
+    Verifiers,
     verified_candidates,
     verify_leaves,
 )
@@ -39,10 +39,12 @@ def group_key(proposal: Proposal, path: str) -> str:
 class SemanticStage:
     """Cosine similarity of each free-text leaf, through a vector index."""
 
-    def __init__(self, embedder: CachingEmbedder, index: VectorIndex, verifier: Verifier) -> None:
+    def __init__(
+        self, embedder: CachingEmbedder, index: VectorIndex, verifiers: Verifiers
+    ) -> None:
         self._embedder = embedder
         self._index = index
-        self._verifier = verifier
+        self._verifiers = verifiers
 
     def check(self, proposal: Proposal, candidates: Sequence[CallRecord]) -> StageResult:
         """Score each candidate by its weakest leaf's cosine and compare with the thresholds."""
@@ -89,13 +91,14 @@ class SemanticStage:
         leaves = proposal.canonical.semantic_leaves
         ranked = sorted(scores, key=lambda pair: -pair[1])
         ruled_out: tuple[str, str] | None = None
+        verifier = self._verifiers.for_policy(policy)
         for record, score in ranked[: verified_candidates(len(leaves))]:
             band = policy.band(score)
             if band is CosineBand.BELOW:
                 break
             verdict = Verdict(VerdictKind.NO_OBJECTION)
             if policy.mode is not CompareMode.WHOLE:
-                verdict = verify_leaves(self._verifier, leaves, record.semantic_leaves)
+                verdict = verify_leaves(verifier, leaves, record.semantic_leaves)
             if verdict.kind is VerdictKind.DIFFERENT:
                 if ruled_out is None:
                     ruled_out = (record.call_id, verdict.reason or "")

@@ -15,12 +15,14 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Protocol
 
+from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import SemanticLeaf
 
 __all__ = [
     "Verdict",
     "VerdictKind",
     "Verifier",
+    "Verifiers",
     "verified_candidates",
     "verify_leaves",
 ]
@@ -69,6 +71,21 @@ class Verifier(Protocol):
     def compare(self, stored: str, proposed: str) -> Verdict:
         """Whether the proposed text asks for the same thing as the stored one."""
         ...
+
+
+@dataclass(frozen=True, slots=True)
+class Verifiers:
+    """The rules alone, and the rules read with the pair model when it is loaded: each
+    tool's policy (``pair_model``) picks one."""
+
+    rules: Verifier
+    with_pair_model: Verifier | None = None
+
+    def for_policy(self, policy: ToolPolicy) -> Verifier:
+        """The verifier ``policy`` asks for; the rules when the pair model is not loaded."""
+        if policy.pair_model and self.with_pair_model is not None:
+            return self.with_pair_model
+        return self.rules
 
 
 def verify_leaves(

@@ -68,9 +68,10 @@ class ServiceSettings:
     # The pair model (a cross-encoder) reads each fuzzy or semantic match the rules let
     # through: under ``min_logit_same`` it rules the match out, at ``min_logit_confirm`` it
     # confirms it (which a match under the borderline band needs). ``pair_model_path``: a
-    # folder from ``calibration.train_pair_model`` instead of the shipped one. On by default:
-    # off, the held-out half's different content merged goes from 0.69% to 1.83%, which a
-    # read's cost (about 6 ms) does not yet justify.
+    # folder from ``calibration.train_pair_model`` instead of the shipped one. Loaded by
+    # default, and read only for the tools whose policy says ``pair_model = true`` (off by
+    # default: a read costs about 5 ms, more than 0.1's whole semantic check); off here, no
+    # tool gets it.
     pair_model: bool = True
     pair_model_path: Path | None = None
     min_logit_same: float = -2.5

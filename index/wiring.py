@@ -24,11 +24,11 @@ from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
-from tooldedup.dedup.protocols import Embedder, PairScorer, TextReader
+from tooldedup.dedup.protocols import Embedder, LanguagePack, PairScorer, TextReader
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
-from tooldedup.dedup.verifier import Verifier
+from tooldedup.dedup.verifier import Verifier, Verifiers
 from tooldedup.index.coverage import TokenizerCoverage
 from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
 from tooldedup.index.faiss_index import FaissGroupIndex
@@ -181,21 +181,25 @@ class Service:
 
 def build_verifier(
     settings: ServiceSettings, rules: Verifier, scorer: PairScorer | None = None
-) -> Verifier:
-    """The rules, then the pair model (``scorer`` or the configured one) unless it is off."""
+) -> Verifiers:
+    """The rules, and the rules then the pair model (``scorer`` or the configured one) for
+    the tools whose policy asks for it, unless the pair model is off."""
     if not settings.pair_model:
         if settings.pair_model_path is not None:
             raise ConfigurationError("a pair-model path was given with the pair model off")
-        return rules
+        return Verifiers(rules)
     try:
         if scorer is None:
             model = load_pair_model(settings.pair_model_path)
             scorer = OnnxPairScorer(model, threads=settings.embed_threads)
-        return ModelVerifier(
+        return Verifiers(
             rules,
-            scorer,
-            min_logit_same=settings.min_logit_same,
-            min_logit_confirm=settings.min_logit_confirm,
+            ModelVerifier(
+                rules,
+                scorer,
+                min_logit_same=settings.min_logit_same,
+                min_logit_confirm=settings.min_logit_confirm,
+            ),
         )
     except ValueError as exc:
         raise ConfigurationError(f"pair model: {exc}") from None
@@ -208,12 +212,13 @@ def build_service(
     pair_scorer: PairScorer | None = None,
     policies: PolicySet | None = None,
     clock: Callable[[], float] = time.time,
+    pack: LanguagePack | None = None,
 ) -> Service:
     """Ledger, policies, the exact-fuzzy-semantic funnel and the judge, from ``settings``.
 
     Pass ``embedder`` and ``pair_scorer`` to share models between services, ``policies`` to
     replace the stored and file policies (calibration scores pairs under candidate policies
-    this way).
+    this way), ``pack`` to read words through another language pack than English.
     """
     model = embedder if embedder is not None else build_embedder(settings)
     ledger = build_ledger(settings)
@@ -221,17 +226,17 @@ def build_service(
         chosen = policies if policies is not None else load_policies(settings, ledger)
         cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
         # The one language pack: field names, facts in text, spellings, the verifier's rules.
-        pack = EnglishPack()
+        pack = pack if pack is not None else EnglishPack()
         rules = pack.verifier(word_cosine(cached))
-        verifier = build_verifier(settings, rules, pair_scorer)
-        semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifier)
+        verifiers = build_verifier(settings, rules, pair_scorer)
+        semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifiers)
         keys = SqlKeyStore(ledger.db)
         caps = CallCaps(keys)
         caps.refresh()
         service = DedupService(
             ledger,
             chosen,
-            [ExactStage(), EquivalentStage(pack), FuzzyStage(verifier), semantic],
+            [ExactStage(), EquivalentStage(pack), FuzzyStage(verifiers), semantic],
             canonicalizer=Canonicalizer(pack, build_reader(model)),
             hooks=[semantic],
             clock=clock,
@@ -241,5 +246,6 @@ def build_service(
     except BaseException:
         ledger.close()
         raise
-    pair_model = verifier.model_id if isinstance(verifier, ModelVerifier) else None
+    model_verifier = verifiers.with_pair_model
+    pair_model = model_verifier.model_id if isinstance(model_verifier, ModelVerifier) else None
     return Service(service, ledger, cached, keys, pair_model)

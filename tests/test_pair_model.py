@@ -23,6 +23,7 @@ from tooldedup.calibration.train_pair_model import main as train_main
 from tooldedup.dedup.english import RuleVerifier
 from tooldedup.dedup.errors import ConfigurationError
 from tooldedup.dedup.model_verifier import ModelVerifier
+from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.verifier import VerdictKind
 from tooldedup.index import OnnxPairScorer, load_pair_model, pair_model_dir
@@ -133,10 +134,22 @@ def test_a_missing_model_folder_is_a_configuration_error(tmp_path: Path) -> None
         build_verifier(ServiceSettings(pair_model=False, pair_model_path=tmp_path), RuleVerifier())
 
 
-def test_the_pair_model_is_on_by_default_and_can_be_turned_off() -> None:
+@pytest.mark.parametrize(
+    ("loaded", "asks", "model"),
+    [(True, False, False), (True, True, True), (False, True, False), (False, False, False)],
+)
+def test_the_pair_model_is_read_only_for_tools_whose_policy_asks(
+    loaded: bool, asks: bool, model: bool
+) -> None:
     rules = RuleVerifier()
-    assert isinstance(build_verifier(ServiceSettings(), rules), ModelVerifier)
-    assert build_verifier(ServiceSettings(pair_model=False), rules) is rules
+    verifiers = build_verifier(ServiceSettings(pair_model=loaded), rules)
+    chosen = verifiers.for_policy(ToolPolicy(pair_model=asks))
+    assert isinstance(chosen, ModelVerifier) is model
+    assert (chosen is rules) is not model
+
+
+def test_the_pair_model_is_off_in_the_default_policy() -> None:
+    assert ToolPolicy().pair_model is False
 
 
 def test_a_rule_objection_stands_whatever_the_model_reads(scorer: OnnxPairScorer) -> None:
@@ -299,12 +312,15 @@ def test_through_http_the_pair_model_keeps_apart_what_the_rules_let_through(
     first: str,
     second: str,
 ) -> None:
+    # Loaded, the pair model reads the tools whose policy asks for it, and only those.
     for pair_model, decision in ((True, "proceed"), (False, "duplicate")):
-        settings = Settings(db_path=tmp_path / f"{pair_model}.db", pair_model=pair_model)
+        policy = tmp_path / f"{pair_model}.toml"
+        policy.write_text(f"[defaults]\npair_model = {str(pair_model).lower()}\n")
+        settings = Settings(db_path=tmp_path / f"{pair_model}.db", policy_path=policy)
         app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
         with TestClient(app) as client:
             health = client.get("/healthz").json()
-            assert health["pair_model"] == (pair_scorer.model_id if pair_model else None)
+            assert health["pair_model"] == pair_scorer.model_id
             done = check(client, {"channel": "#team", "text": first}, tool="post")
             complete(client, done["call_id"], status="succeeded")
             answer = check(client, {"channel": "#team", "text": second}, tool="post")
@@ -469,9 +485,11 @@ def test_through_http_a_confirmed_match_under_the_borderline_band_is_a_duplicate
         )
         app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
         with TestClient(app) as client:
+            policy: dict[str, object] = {"pair_model": True}
             if floor is not None:
-                put = client.put("/v1/tools/post/policy", json={"min_cosine_confirmed": floor})
-                assert put.status_code == 200, put.text
+                policy["min_cosine_confirmed"] = floor
+            put = client.put("/v1/tools/post/policy", json=policy)
+            assert put.status_code == 200, put.text
             answer = _answer(client, stored, proposed)
         assert answer["decision"] == decision, (i, answer["explain"])
         semantic = next(s for s in answer["explain"]["stages"] if s["stage"] == "semantic")

@@ -6,6 +6,6 @@ text reader (``index/coverage.py``) sends it to exact comparison.
 """
 
 from tooldedup.dedup.english.pack import LANGUAGES, EnglishPack
-from tooldedup.dedup.english.rule_verifier import RuleVerifier
+from tooldedup.dedup.english.rule_verifier import RuleFamily, RuleVerifier
 
-__all__ = ["LANGUAGES", "EnglishPack", "RuleVerifier"]
+__all__ = ["LANGUAGES", "EnglishPack", "RuleFamily", "RuleVerifier"]

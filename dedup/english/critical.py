@@ -333,9 +333,7 @@ def fact_tokens(text: str) -> tuple[str, ...]:
             if word not in _WATCHED and not (len(raw) == 3 and raw.isupper()):
                 continue
             previous = matches[i - 1] if i else None
-            after = (
-                previous is not None and _is_number(previous) and _adjacent(text, previous, m)
-            )
+            after = previous is not None and _is_number(previous) and _adjacent(text, previous, m)
             after_stamp = after and previous is not None and bool(previous.group("stamp"))
             previous_word = "" if previous is None else (previous.group("word") or "").lower()
             if word in NUMBER_WORDS:

@@ -19,8 +19,9 @@ verifier reads the two texts side by side, word by word, and answers:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import replace
+from enum import StrEnum
 
 from tooldedup.dedup.english.accounting import Ledger, account, same_number, same_word, typo
 from tooldedup.dedup.english.acts import act_changed, text_act
@@ -60,7 +61,32 @@ from tooldedup.dedup.english.negations import (
 from tooldedup.dedup.english.phrases import excused, phrase_swap
 from tooldedup.dedup.verifier import Verdict, VerdictKind
 
-__all__ = ["RuleVerifier"]
+__all__ = ["RuleFamily", "RuleVerifier"]
+
+
+class RuleFamily(StrEnum):
+    """A family of rules: each can be left out, to measure what it buys and costs."""
+
+    NEGATION_FLIP = "negation_flip"
+    BOUND = "bound"
+    ANTONYM = "antonym"
+    VALUES_MOVED = "values_moved"
+    NUMBERS_TRADED = "numbers_traded"
+    REFUSAL_MOVED = "refusal_moved"
+    THANKS_FOR_REQUEST = "thanks_for_request"
+    MOVED = "moved"
+    ACT = "act"
+    ITEM_ADDED = "item_added"
+    NUMBER_SWAPPED = "number_swapped"
+    PERSONS = "persons"
+    MEANING_WORDS = "meaning_words"
+    DRIFT = "drift"
+    ORDINALS = "ordinals"
+    TYPOS = "typos"
+    ACCOUNTED = "accounted"
+    PHRASE_SWAP = "phrase_swap"
+    WORD_SWAP = "word_swap"
+    REWORDED_NEGATION = "reworded_negation"
 
 
 _ORDINALS = frozenset({"first", "second", "third", "last"})
@@ -118,14 +144,14 @@ def _act(pair: Pair) -> str | None:
 
 
 # Checks on the bags of words, cheap at any length; the others align the texts.
-_BAG_CHECKS: tuple[Callable[[Pair], str | None], ...] = (
-    negation_flip,
-    _bound,
-    _reversed,
-    _values,
-    _numbers_traded,
-    refusal_moved,
-    _thanks_for_request,
+_BAG_CHECKS: tuple[tuple[RuleFamily, Callable[[Pair], str | None]], ...] = (
+    (RuleFamily.NEGATION_FLIP, negation_flip),
+    (RuleFamily.BOUND, _bound),
+    (RuleFamily.ANTONYM, _reversed),
+    (RuleFamily.VALUES_MOVED, _values),
+    (RuleFamily.NUMBERS_TRADED, _numbers_traded),
+    (RuleFamily.REFUSAL_MOVED, refusal_moved),
+    (RuleFamily.THANKS_FOR_REQUEST, _thanks_for_request),
 )
 
 
@@ -134,6 +160,8 @@ class RuleVerifier:
 
     ``word_cosine`` (two words in, cosine out), when given, tells a synonym from an unrelated
     word where one content word was swapped; without it such a swap is ``unsure``.
+    ``without`` leaves families of rules out (``benchmarks.rule_families`` measures each that
+    way); the default is all of them.
     """
 
     def __init__(
@@ -142,6 +170,7 @@ class RuleVerifier:
         *,
         min_synonym_cosine: float = 0.86,
         min_phrase_cosine: float = 0.45,
+        without: Collection[RuleFamily] = (),
     ) -> None:
         for name, value in (
             ("min_synonym_cosine", min_synonym_cosine),
@@ -149,6 +178,8 @@ class RuleVerifier:
         ):
             if not -1.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a cosine in [-1, 1]")
+        self._on = frozenset(RuleFamily) - frozenset(RuleFamily(f) for f in without)
+        self._bag_checks = tuple(check for family, check in _BAG_CHECKS if family in self._on)
         self._word_cosine = word_cosine
         self._min_synonym_cosine = min_synonym_cosine
         self._min_phrase_cosine = min_phrase_cosine
@@ -162,12 +193,12 @@ class RuleVerifier:
                 return Verdict(VerdictKind.NO_OBJECTION)
             return Verdict(VerdictKind.CONFIRMED, "same words", final=True)
         pair = Pair(stored, proposed, old, new)
-        for check in _BAG_CHECKS:
+        for check in self._bag_checks:
             if (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         verdict = self._aligned(pair)
         if verdict.kind in (VerdictKind.NO_OBJECTION, VerdictKind.CONFIRMED):
-            doubt = reworded_negation(pair)
+            doubt = reworded_negation(pair) if RuleFamily.REWORDED_NEGATION in self._on else None
             if doubt is not None:
                 return Verdict(VerdictKind.UNSURE, doubt)
             if negation_changed(stored, proposed):
@@ -180,8 +211,12 @@ class RuleVerifier:
         # leaf of its own (800 characters), which stays under the bound.
         if max(len(old), len(new)) > MAX_ALIGNED_WORDS:
             return Verdict(VerdictKind.NO_OBJECTION)
-        for check in (self._moved, _act, _item_added):
-            if (reason := check(pair)) is not None:
+        for family, check in (
+            (RuleFamily.MOVED, self._moved),
+            (RuleFamily.ACT, _act),
+            (RuleFamily.ITEM_ADDED, _item_added),
+        ):
+            if family in self._on and (reason := check(pair)) is not None:
                 return Verdict(VerdictKind.DIFFERENT, reason)
         context = len([w for w in old if w not in STOP])
         # The content words, aligned alone: a few put one for another, or a rewording (None).
@@ -192,9 +227,11 @@ class RuleVerifier:
             for before, after in swaps:
                 # The bag of numbers can stay the same while they trade places ("240 instead
                 # of 200" for "200 instead of 240"): a number that moved is never a rewording.
-                if any(c.isdigit() for c in before + after):
+                if RuleFamily.NUMBER_SWAPPED in self._on and any(
+                    c.isdigit() for c in before + after
+                ):
                     return Verdict(VerdictKind.DIFFERENT, f"a number moved: {before} → {after}")
-            if persons_changed(old, new):
+            if RuleFamily.PERSONS in self._on and persons_changed(old, new):
                 # "I sent you the contract" against "you sent me the agreement": the synonym
                 # does not make up for the people who traded places.
                 return Verdict(VerdictKind.DIFFERENT, "who does what changed")
@@ -204,10 +241,12 @@ class RuleVerifier:
             lambda a, b: context >= _MIN_SWAP_CONTEXT and self._synonym(a, b),
             negation_moved=negation_came_or_went(old, new) is not None,
         )
-        if (meaning := ledger.meaning) is not None:
+        meaning = ledger.meaning if RuleFamily.MEANING_WORDS in self._on else None
+        if meaning is not None:
             return Verdict(VerdictKind.UNSURE, meaning)
         verdict = self._judged(pair, swaps, ledger, context)
-        if verdict.kind is VerdictKind.NO_OBJECTION and (drift := ledger.drift) is not None:
+        drift = ledger.drift if RuleFamily.DRIFT in self._on else None
+        if verdict.kind is VerdictKind.NO_OBJECTION and drift is not None:
             # A rewording in which a small word of meaning was put for another ("leave the bag
             # with the concierge" / "give the bag to the concierge"): the thresholds decide,
             # and no pair model may confirm it.
@@ -219,21 +258,26 @@ class RuleVerifier:
     ) -> Verdict:
         """The verdict once no small word of meaning changed: by the content words."""
         old, new = pair.old, pair.new
+        on = self._on
         for before, after in swaps or ():
-            if before in _ORDINALS and after in _ORDINALS:
+            if RuleFamily.ORDINALS in on and before in _ORDINALS and after in _ORDINALS:
                 return Verdict(VerdictKind.UNSURE, f"bare ordinal swapped: {before} → {after}")
-        if len(old) == len(new) and all(
-            a == b or typo(a, b) for a, b in zip(old, new, strict=True)
+        if (
+            RuleFamily.TYPOS in on
+            and len(old) == len(new)
+            and all(a == b or typo(a, b) for a, b in zip(old, new, strict=True))
         ):
             return Verdict(VerdictKind.CONFIRMED, "only typos changed", final=True)
-        if ledger.accounted:
+        if RuleFamily.ACCOUNTED in on and ledger.accounted:
             return Verdict(VerdictKind.CONFIRMED, ledger.reason)
         if swaps is None:
+            if RuleFamily.PHRASE_SWAP not in on:
+                return Verdict(VerdictKind.NO_OBJECTION)
             return self._judge_phrase(pair)
         # A typo, one verb in another form ("moves", "moving"), or one negation spelt another
         # way ("isn't refundable", "non-refundable") is no other word.
         swaps = [(a, b) for a, b in swaps if not same_word(a, b)]
-        if not swaps or context < _MIN_SWAP_CONTEXT:
+        if not swaps or context < _MIN_SWAP_CONTEXT or RuleFamily.WORD_SWAP not in on:
             # What changed is no content word, or a word in a short text ("Approve the
             # refund" / "OK the refund"), a rewording as often as a new request: the
             # thresholds decide.

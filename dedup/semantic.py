@@ -39,9 +39,7 @@ def group_key(proposal: Proposal, path: str) -> str:
 class SemanticStage:
     """Cosine similarity of each free-text leaf, through a vector index."""
 
-    def __init__(
-        self, embedder: CachingEmbedder, index: VectorIndex, verifiers: Verifiers
-    ) -> None:
+    def __init__(self, embedder: CachingEmbedder, index: VectorIndex, verifiers: Verifiers) -> None:
         self._embedder = embedder
         self._index = index
         self._verifiers = verifiers

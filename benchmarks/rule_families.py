@@ -21,7 +21,6 @@ import argparse
 import hashlib
 import json
 import pickle
-import statistics
 import tempfile
 import time
 from collections.abc import Callable, Sequence
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from tests import test_api_hostile as hostile
+from tests import test_rule_verifier as unit_tests
 from tooldedup.calibration.compare import compare_modes
 from tooldedup.calibration.samples import VETOES, LabelledPair, Sample, load_pairs
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
@@ -66,6 +66,10 @@ _HOSTILE: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
     )
     for param in table
 ]
+# The verifier's own table: (stored, proposed, expected kind, reason).
+_UNIT_CASES: list[tuple[str, str, str, str | None]] = list(
+    unit_tests.test_rules.pytestmark[0].args[1]  # type: ignore[attr-defined]
+)
 
 
 def held_out(key: str) -> bool:
@@ -195,6 +199,7 @@ class Run:
     natural_merged: float
     hostile_wrong: int
     hostile_rows: int
+    unit_cases_merged: int
     verifier_ms_per_compare: float
     check_ms_per_pair: float
 
@@ -250,6 +255,7 @@ def run(
         kinds["natural"],
         wrong,
         len(_HOSTILE),
+        _unit_cases_merged(without),
         per_compare * 1000.0,
         seconds / max(1, len(samples)) * 1000.0,
     )
@@ -304,14 +310,15 @@ def markdown(runs: Sequence[Run], command: str, half: str) -> str:
         "figures that result; *buys* is what the family adds when it is in: distinct pairs kept",
         "apart (hard negatives and different pairs, in points of each kind) and repeats found",
         "(paraphrases, re-issues, equivalents, in points), and the hostile pairs of",
-        "`tests/test_api_hostile.py` it keeps right; *costs* is its CPU time per verifier",
+        "`tests/test_api_hostile.py` and the cases of `tests/test_rule_verifier.py`'s table it",
+        "keeps apart (expected `different` or `unsure`); *costs* is its CPU time per verifier",
         "compare. Percentages are of each kind's pairs.",
         "",
         "| run | paraphrases found | re-issues found | equivalent found | hard negatives merged"
-        " | different merged | natural merged | hostile pairs wrong | precision | recall"
-        " | verifier ms/compare | service ms/pair | buys: kept apart (pts) | buys: found (pts)"
-        " | buys: hostile pairs | costs (ms/compare) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        " | different merged | natural merged | hostile pairs wrong | verifier cases merged"
+        " | precision | recall | verifier ms/compare | service ms/pair | buys: kept apart (pts)"
+        " | buys: found (pts) | buys: hostile pairs | buys: verifier cases | costs (ms/compare) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in runs:
         apart = (r.hard_negatives_merged - base.hard_negatives_merged) + (
@@ -329,25 +336,49 @@ def markdown(runs: Sequence[Run], command: str, half: str) -> str:
             f" | {_pct(r.equivalent_found)} | {_pct(r.hard_negatives_merged)}"
             f" | {_pct(r.different_merged)} | {_pct(r.natural_merged)}"
             f" | {r.hostile_wrong} of {r.hostile_rows}"
+            f" | {r.unit_cases_merged} of {len(_UNIT_CASES)}"
             f" | {_pct(r.precision)} | {_pct(r.recall)}"
             f" | {r.verifier_ms_per_compare:.3f} | {r.check_ms_per_pair:.2f}"
             f" | {f'{apart * 100:+.2f}' if family else ''}"
             f" | {f'{found * 100:+.2f}' if family else ''}"
             f" | {f'{r.hostile_wrong - base.hostile_wrong:+d}' if family else ''}"
+            f" | {f'{r.unit_cases_merged - base.unit_cases_merged:+d}' if family else ''}"
             f" | {f'{cost:+.3f}' if family else ''} |"
         )
     return "\n".join(lines) + "\n"
 
 
+def _unit_cases_merged(without: frozenset[str]) -> int:
+    """Rows of ``tests/test_rule_verifier.py``'s table that expect ``different`` or
+    ``unsure`` and get neither with these families left out: cases the families keep apart
+    that the labelled pairs may not hold."""
+    families = [RuleFamily(f) for f in without if f in RuleFamily.__members__.values()]
+    verifier = RuleVerifier(unit_tests.word_cosine, without=families)
+    merged = 0
+    for stored, proposed, kind, _ in _UNIT_CASES:
+        if kind in ("different", "unsure"):
+            merged += verifier.compare(stored, proposed).kind.value not in ("different", "unsure")
+    return merged
+
+
+def _configs(names: Sequence[str]) -> list[tuple[str, frozenset[str]]]:
+    """The two base runs, then one per family (``a+b`` leaves a group out at once)."""
+    return [
+        ("all rules (pair model off)", frozenset({"pair_model"})),
+        ("all rules and the pair model", frozenset()),
+        *((f"without {n}", frozenset({*n.split("+"), "pair_model"})) for n in names),
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run every configuration and write the table."""
+    """Run every configuration not yet measured, and write the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--half", choices=("calibration", "held-out"), default="calibration")
     parser.add_argument("--limit", type=int, default=0, help="pairs at most (0: all)")
     parser.add_argument(
         "--families",
         default="all",
-        help="'all', 'none' (the two base runs) or names, comma-separated",
+        help="'all', 'none' (the two base runs) or names, comma-separated; a+b: both at once",
     )
     parser.add_argument("--work-dir", type=Path, default=Path(tempfile.gettempdir()) / "rf")
     parser.add_argument("--out", type=Path, default=_RESULTS)
@@ -363,20 +394,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         names = []
     elif args.families != "all":
         names = [n.strip() for n in args.families.split(",") if n.strip()]
+    # Each finished run is kept, one JSON line, so that an interrupted run resumes.
+    done_path = args.out.with_suffix(".runs.jsonl")
+    done: dict[str, dict[str, Any]] = {}
+    if done_path.exists():
+        for line in done_path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            if row.get("half") == args.half and row.get("limit") == args.limit:
+                done[row["name"]] = row
     embedder = CachedVectors(build_embedder(ServiceSettings()), args.work_dir / "vectors.pkl")
-    configs = [
-        ("all rules (pair model off)", frozenset({"pair_model"})),
-        ("all rules and the pair model", frozenset()),
-        *((f"without {n}", frozenset({n, "pair_model"})) for n in names),
-    ]
-    # A first pass warms the interpreter, the regular expressions and the model's cache,
-    # so that the first measured run pays no more than the others.
-    run("warm-up", pairs[:300], embedder, frozenset({"pair_model"}))
     runs = []
-    for name, without in configs:
+    warmed = False
+    for name, without in _configs(names):
+        if name in done:
+            fields = {f: done[name][f] for f in Run.__dataclass_fields__ if f in done[name]}
+            runs.append(Run(**{**fields, "unit_cases_merged": _unit_cases_merged(without)}))
+            continue
+        if not warmed:
+            # A first pass warms the interpreter, the regular expressions and the model's
+            # cache, so that the first measured run pays no more than the others.
+            run("warm-up", pairs[:300], embedder, frozenset({"pair_model"}))
+            warmed = True
         result = run(name, pairs, embedder, without)
         runs.append(result)
         print(json.dumps(asdict(result)), flush=True)
+        done_path.parent.mkdir(parents=True, exist_ok=True)
+        with done_path.open("a", encoding="utf-8") as out:
+            row = {**asdict(result), "half": args.half, "limit": args.limit}
+            out.write(json.dumps(row) + "\n")
     command = "python -m benchmarks.rule_families " + " ".join(
         f"--{k.replace('_', '-')} {v}"
         for k, v in (("half", args.half), ("limit", args.limit), ("families", args.families))
@@ -389,7 +434,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.with_suffix(".md").write_text(
         markdown(runs, command.strip(), args.half), encoding="utf-8"
     )
-    print(statistics.mean(r.check_ms_per_pair for r in runs), "ms per pair, mean over runs")
     return 0
 
 

@@ -20,7 +20,7 @@ from tooldedup.dedup.verifier import (
 )
 
 
-def _cosine(a: str, b: str) -> float:
+def word_cosine(a: str, b: str) -> float:
     """A table of word cosines, so that the rules are tested exactly (the model is tested
     through HTTP): synonyms high, unrelated words low."""
     table = {
@@ -32,7 +32,7 @@ def _cosine(a: str, b: str) -> float:
     return table.get(frozenset({a, b}), 0.2)
 
 
-VERIFIER = RuleVerifier(_cosine)
+VERIFIER = RuleVerifier(word_cosine)
 
 
 @pytest.mark.parametrize(
@@ -995,6 +995,7 @@ def test_rules(stored: str, proposed: str, kind: str, reason: str | None) -> Non
     assert verdict.kind is VerdictKind(kind), verdict
     if kind == "different":
         assert verdict.reason is not None
+        assert reason is not None
         assert reason in verdict.reason or (reason in {"act"} and "became" in verdict.reason)
     elif reason is not None:
         assert verdict.reason is not None
@@ -1022,10 +1023,10 @@ def test_verdicts_combine_across_leaves() -> None:
 
 def test_the_synonym_threshold_is_a_cosine() -> None:
     with pytest.raises(ValueError, match="cosine"):
-        RuleVerifier(_cosine, min_synonym_cosine=1.5)
+        RuleVerifier(word_cosine, min_synonym_cosine=1.5)
     with pytest.raises(ValueError, match="min_phrase_cosine"):
-        RuleVerifier(_cosine, min_phrase_cosine=-2)
-    strict = RuleVerifier(_cosine, min_synonym_cosine=0.9)
+        RuleVerifier(word_cosine, min_phrase_cosine=-2)
+    strict = RuleVerifier(word_cosine, min_synonym_cosine=0.9)
     big, large = (
         "Please book a big room for the offsite",
         "Please book a large room for the offsite",
@@ -1038,7 +1039,7 @@ def test_the_phrase_threshold_is_a_cosine_and_0_is_a_real_value(
     min_phrase_cosine: float, kind: str
 ) -> None:
     # The fake word cosine reads any two phrases at 0.2.
-    verifier = RuleVerifier(_cosine, min_phrase_cosine=min_phrase_cosine)
+    verifier = RuleVerifier(word_cosine, min_phrase_cosine=min_phrase_cosine)
     verdict = verifier.compare(
         "Please put Kofi on forklift 2 and Sanne on the receiving desk tomorrow",
         "Please put Kofi on reach truck 2 and Sanne on the receiving desk tomorrow",

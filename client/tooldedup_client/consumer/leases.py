@@ -1,4 +1,4 @@
-"""Keep both leases alive while a handler runs: the claim's in tooldedup, the broker's own."""
+"""Keep a claim's lease in tooldedup alive while its handler runs."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import logging
 from collections.abc import AsyncIterator
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.consumer.broker import Broker, BrokerUnavailable
-from tooldedup_client.consumer.message import Delivery
-from tooldedup_client.errors import LeaseLost, ServiceUnavailable, TooldedupError
+from tooldedup_client.errors import LeaseLost, TooldedupError
 
 __all__ = ["kept_alive"]
 
@@ -18,52 +16,35 @@ logger = logging.getLogger(__name__)
 
 
 async def _renew(
-    td: AsyncTooldedup,
-    broker: Broker,
-    delivery: Delivery,
-    claim: tuple[str, str] | None,
-    lease_seconds: float,
-    interval: float,
+    td: AsyncTooldedup, message_id: str, claim: tuple[str, str], lease_seconds: float
 ) -> None:
-    holding = claim is not None
+    call_id, check_id = claim
     while True:
-        await asyncio.sleep(interval)
-        if holding and claim is not None:
-            call_id, check_id = claim
-            try:
-                await td.extend_lease(call_id, check_id, seconds=lease_seconds)
-            except LeaseLost as exc:
-                # Later checks of this call are told to reconcile; the handler runs on,
-                # and its report still completes the claim.
-                logger.warning("message %s: lease of %s lost: %s", delivery.id, call_id, exc)
-                holding = False
-            except (ServiceUnavailable, TooldedupError) as exc:
-                logger.warning(
-                    "message %s: could not extend the lease of %s (%s); trying again",
-                    delivery.id,
-                    call_id,
-                    exc.message,
-                )
+        # A third of the lease: two renewals may fail before it runs out.
+        await asyncio.sleep(max(0.05, lease_seconds / 3.0))
         try:
-            await broker.keep_alive(delivery)
-        except BrokerUnavailable as exc:
-            logger.warning("message %s: broker lease not renewed: %s", delivery.id, exc)
+            await td.extend_lease(call_id, check_id, seconds=lease_seconds)
+        except LeaseLost as exc:
+            # Later checks of this call are told to reconcile; the handler runs on, and its
+            # report still completes the claim.
+            logger.warning("message %s: lease of %s lost: %s", message_id, call_id, exc.message)
+            return
+        except TooldedupError as exc:
+            logger.warning(
+                "message %s: could not extend the lease of %s (%s); trying again",
+                message_id,
+                call_id,
+                exc.message,
+            )
 
 
 @contextlib.asynccontextmanager
 async def kept_alive(
-    td: AsyncTooldedup,
-    broker: Broker,
-    delivery: Delivery,
-    claim: tuple[str, str] | None,
-    lease_seconds: float,
-    every: float,
+    td: AsyncTooldedup, message_id: str, claim: tuple[str, str], lease_seconds: float
 ) -> AsyncIterator[None]:
-    """Renew ``claim`` (call id, check id) and the broker's hold on ``delivery`` every
-    ``every`` seconds, or every third of ``lease_seconds`` if that is sooner, until the block
-    ends."""
-    interval = max(0.05, min(every, lease_seconds / 3.0))
-    task = asyncio.create_task(_renew(td, broker, delivery, claim, lease_seconds, interval))
+    """Renew ``claim`` (call id, check id) for ``lease_seconds`` more, every third of it,
+    until the block ends."""
+    task = asyncio.create_task(_renew(td, message_id, claim, lease_seconds))
     try:
         yield
     finally:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 import uuid
@@ -82,6 +83,8 @@ class ConsumerRunner:
         self._classifier = classifier
         self._clock = clock
         self._deferred: dict[str, _Deferred] = {}
+        # Fetched and not acked yet, by delivery id.
+        self._held: dict[str, Delivery] = {}
         self._counts = _Counts()
         self._lease_seconds = 300.0
         self._stop = asyncio.Event()
@@ -119,6 +122,16 @@ class ConsumerRunner:
         logger.info(
             "consuming %s as tool %r in session %r", self.broker.name, self.tool, self.session
         )
+        renewer = asyncio.create_task(self._renew_held())
+        try:
+            await self._consume(until_idle)
+        finally:
+            renewer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await renewer
+        return self.metrics()
+
+    async def _consume(self, until_idle: bool) -> None:
         while not self._stop.is_set():
             await self._pause_for_budget()
             due = [d for d in self._deferred.values() if d.due <= self._clock()]
@@ -130,6 +143,7 @@ class ConsumerRunner:
             batch = await self._retry("read from the broker", self._fetch)
             if not batch and not self._deferred and until_idle:
                 break
+            self._held.update((delivery.id, delivery) for delivery in batch)
             for delivery in batch:
                 if delivery.id in self._deferred:
                     continue  # redelivered while this runner waits on it
@@ -138,8 +152,6 @@ class ConsumerRunner:
                 await self._process(delivery)
                 if self._stop.is_set():
                     break
-            await self._keep_deferred_alive()
-        return self.metrics()
 
     async def _fetch(self) -> list[Delivery]:
         # Waiting on the broker must not delay messages deferred for a short while.
@@ -175,12 +187,16 @@ class ConsumerRunner:
             pass
         self.budget.paused(self._clock() - started)
 
-    async def _keep_deferred_alive(self) -> None:
-        for deferred in list(self._deferred.values()):
-            try:
-                await self.broker.keep_alive(deferred.delivery)
-            except BrokerUnavailable as exc:
-                logger.warning("broker lease of %s not renewed: %s", deferred.delivery.id, exc)
+    async def _renew_held(self) -> None:
+        """Renew the broker's hold on every message fetched and not yet acked: the one a
+        handler runs on, the rest of its batch, and those waiting on another's claim."""
+        while True:
+            await asyncio.sleep(self.settings.keepalive_seconds)
+            for delivery in list(self._held.values()):
+                try:
+                    await self.broker.keep_alive(delivery)
+                except BrokerUnavailable as exc:
+                    logger.warning("broker lease of %s not renewed: %s", delivery.id, exc)
 
     async def _retry(self, what: str, step: Callable[[], Awaitable[T]]) -> T:
         """``step`` until it answers: tooldedup or the broker out of reach is waited out."""
@@ -289,14 +305,7 @@ class ConsumerRunner:
         self, delivery: Delivery, message: Message, call_id: str, check_id: str
     ) -> tuple[str, str] | None:
         claim = (call_id, check_id)
-        async with kept_alive(
-            self._td,
-            self.broker,
-            delivery,
-            claim,
-            self._lease_seconds,
-            self.settings.keepalive_seconds,
-        ):
+        async with kept_alive(self._td, delivery.id, claim, self._lease_seconds):
             try:
                 result = await asyncio.to_thread(self._handler, message)
             except Exception as exc:
@@ -397,3 +406,4 @@ class ConsumerRunner:
 
     async def _ack(self, delivery: Delivery) -> None:
         await self._retry(f"ack {delivery.id}", lambda: self.broker.ack(delivery))
+        self._held.pop(delivery.id, None)

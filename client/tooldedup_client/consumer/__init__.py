@@ -24,12 +24,10 @@ from tooldedup_client.consumer.keys import (
     KeyFunction,
     MissingKey,
     field_key,
-    kafka_key,
     nats_key,
     parse_key_fields,
     rabbitmq_key,
     redis_key,
-    sqs_key,
 )
 from tooldedup_client.consumer.message import Delivery, Message, TokenTally
 from tooldedup_client.consumer.runner import ConsumerRunner, DuplicateHook, Handler
@@ -59,12 +57,10 @@ __all__ = [
     "classify_failure",
     "default_route",
     "field_key",
-    "kafka_key",
     "nats_key",
     "parse_key_fields",
     "rabbitmq_key",
     "redis_key",
-    "sqs_key",
     "tokens_in_result",
     "triage",
 ]

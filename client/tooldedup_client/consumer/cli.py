@@ -33,6 +33,9 @@ def load_handler(spec: str) -> Handler:
     module_name, sep, function = spec.partition(":")
     if not sep or not module_name or not function:
         raise ValueError(f"--handler {spec!r} is not MODULE:FUNCTION")
+    # As uvicorn and gunicorn do: a handler module in the current folder is found.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as exc:
@@ -142,11 +145,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tooldedup-consumer``."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
     if args.batch < 1:
         parser.error("--batch must be 1 or more")
     if args.tokens_per_minute is not None and args.tokens_per_minute < 1:
@@ -158,6 +156,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         broker = _broker(args)
     except (ValueError, ImportError) as exc:
         parser.error(str(exc))
+    logging.basicConfig(
+        level=logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    # One line per request would drown the consumer's own.
+    logging.getLogger("httpx").setLevel(logging.WARNING)
     outcome: Any = asyncio.run(_run(args, handler, broker))
     return int(outcome)
 

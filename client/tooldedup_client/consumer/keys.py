@@ -9,12 +9,10 @@ __all__ = [
     "KeyFunction",
     "MissingKey",
     "field_key",
-    "kafka_key",
     "nats_key",
     "parse_key_fields",
     "rabbitmq_key",
     "redis_key",
-    "sqs_key",
 ]
 
 # From a message's body and its broker identity to its key.
@@ -38,16 +36,6 @@ def rabbitmq_key(queue: str, message_id: str) -> str:
 def nats_key(stream: str, sequence: int) -> str:
     """NATS JetStream: stream + sequence."""
     return f"nats:{stream}:{sequence}"
-
-
-def kafka_key(topic: str, partition: int, offset: int) -> str:
-    """Kafka: topic + partition + offset (Kafka has no message id)."""
-    return f"kafka:{topic}:{partition}:{offset}"
-
-
-def sqs_key(message_id: str) -> str:
-    """SQS: the ``MessageId``."""
-    return f"sqs:{message_id}"
 
 
 def field_key(fields: Sequence[str]) -> KeyFunction:

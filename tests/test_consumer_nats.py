@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,16 @@ from tooldedup_client.consumer import ConsumerRunner, ConsumerSettings, Message
 from tooldedup_client.consumer.nats_jetstream import NatsJetStreamBroker
 
 from tests.brokers import nats_server
-from tests.consumer_crash import TOOL, Published, count, drain, kill_repeatedly, orders
+from tests.consumer_crash import (
+    CONSUMER,
+    TOOL,
+    Published,
+    consumer_env,
+    count,
+    drain,
+    kill_repeatedly,
+    orders,
+)
 from tests.server import serve
 
 pytestmark = pytest.mark.slow
@@ -141,3 +151,17 @@ def test_the_default_key_is_stream_and_sequence(nats_url: str, service: httpx.Cl
     # Two messages, two sequences: the broker's identity keys them apart, same body or not.
     assert [m.key for m in calls] == ["nats:REVIEWS:1", "nats:REVIEWS:2"]
     assert asyncio.run(_unacked(nats_url, "REVIEWS")) == (0, 0)
+
+
+def test_a_missing_stream_stops_the_command_with_a_reason(nats_url: str, tmp_path: Path) -> None:
+    args = ["nats", "--url", nats_url, "--stream", "NOPE", "--durable", "workers"]
+    args += ["--handler", "tests.consumer_handlers:record_effect"]
+    ran = subprocess.run(
+        [str(CONSUMER), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=consumer_env(tmp_path / "sink.db"),
+    )
+    assert ran.returncode == 1, ran.stderr
+    assert "the broker refused the consumer: nats: no stream 'NOPE'; create it first" in ran.stderr

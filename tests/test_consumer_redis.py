@@ -9,6 +9,7 @@ import logging
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -34,15 +35,17 @@ from tooldedup_client.consumer.redis_streams import RedisStreamsBroker
 
 from tests.brokers import RedisServer, redis_server
 from tests.consumer_crash import (
+    CONSUMER,
     TOOL,
     Published,
+    consumer_env,
     count,
     drain,
     kill_repeatedly,
     orders,
     start_consumer,
 )
-from tests.consumer_handlers import effects
+from tests.consumer_handlers import effects, record_effect
 from tests.server import free_port, serve
 
 pytestmark = pytest.mark.slow
@@ -435,3 +438,69 @@ async def _drain_until_stopped(runner: ConsumerRunner, td: AsyncTooldedup) -> No
     finally:
         await runner.broker.close()
         await td.aclose()
+
+
+def test_a_key_that_is_not_a_stream_stops_the_command_with_a_reason(
+    broker: RedisServer, tmp_path: Path
+) -> None:
+    with redis.Redis.from_url(broker.url) as r:
+        r.set("not-a-stream", "x")
+    ran = subprocess.run(
+        [str(CONSUMER), *_args(broker.url, "http://127.0.0.1:1", "not-a-stream")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=consumer_env(tmp_path / "sink.db"),
+    )
+    assert ran.returncode == 1, ran.stderr
+    assert "the broker refused the consumer: redis: stream 'not-a-stream'" in ran.stderr
+    assert "WRONGTYPE" in ran.stderr
+
+
+def test_a_dead_consumers_pending_entries_are_taken_over_after_an_idle_time(
+    broker: RedisServer, service: httpx.Client, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies = [{"order": i} for i in range(30)]
+    _publish(broker.url, "orphans", bodies)
+    sink, log = tmp_path / "sink.db", tmp_path / "consumer.log"
+    args = _args(broker.url, str(service.base_url), "orphans", "--key-field", "order")
+    # c1 dies with a batch fetched and unacked; it never comes back.
+    proc = start_consumer(args, sink, log)
+    while not effects(sink):
+        assert proc.poll() is None, log.read_text()
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    with redis.Redis.from_url(broker.url, decode_responses=True) as r:
+        orphaned = r.xpending("orphans", "taggers")["consumers"]
+    assert [c["name"] for c in orphaned] == ["c1"]
+    keys = frozenset(f"key:{i}" for i in range(30))
+
+    async def take_over() -> None:
+        runner, td = _runner(
+            broker.url,
+            "orphans",
+            str(service.base_url),
+            record_effect,
+            consumer="c2",
+            tool=TOOL,
+            key=field_key(["order"]),
+            claim_idle_seconds=1.0,
+        )
+        task = asyncio.create_task(_drain_until_stopped(runner, td))
+        while True:
+            ambiguous = {str(d["key"]) for d in _dead_letters(broker.url, "orphans")}
+            done = {key for key, _ in effects(sink)} | ambiguous
+            if keys <= done and _pending(broker.url, "orphans") == 0:
+                break
+            await asyncio.sleep(0.1)
+        runner.stop()
+        await task
+
+    monkeypatch.setenv("CONSUMER_SINK", str(sink))
+    asyncio.run(take_over())
+    by_key = Counter(key for key, _ in effects(sink))
+    assert max(by_key.values()) == 1
+    letters = _dead_letters(broker.url, "orphans")
+    assert len(letters) <= 1  # only the message c1 was running when it died
+    assert {d["class"] for d in letters} <= {"ambiguous"}

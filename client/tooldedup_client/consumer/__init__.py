@@ -6,7 +6,7 @@ their own modules (``tooldedup_client.consumer.redis_streams``, ``.rabbitmq``,
 ``.nats_jetstream``), so this package needs no broker library.
 """
 
-from tooldedup_client.consumer.broker import Broker, BrokerUnavailable
+from tooldedup_client.consumer.broker import Broker, BrokerRefused, BrokerUnavailable
 from tooldedup_client.consumer.budget import TokenBudget, tokens_in_result
 from tooldedup_client.consumer.dead_letters import (
     Ambiguous,
@@ -36,6 +36,7 @@ from tooldedup_client.consumer.settings import ConsumerMetrics, ConsumerSettings
 __all__ = [
     "Ambiguous",
     "Broker",
+    "BrokerRefused",
     "BrokerUnavailable",
     "Classifier",
     "ConsumerMetrics",

@@ -8,11 +8,15 @@ from typing import Protocol
 from tooldedup_client.consumer.dead_letters import DeadLetter
 from tooldedup_client.consumer.message import Delivery
 
-__all__ = ["Broker", "BrokerUnavailable"]
+__all__ = ["Broker", "BrokerRefused", "BrokerUnavailable"]
 
 
 class BrokerUnavailable(Exception):
     """The broker did not answer; the runner waits and tries again."""
+
+
+class BrokerRefused(Exception):
+    """The broker answered no (no such stream, a key of another type): no retry will help."""
 
 
 class Broker(Protocol):

@@ -7,7 +7,7 @@ The durable consumer is created (explicit acks, 30 s ``ack_wait``) only if it is
 
 from __future__ import annotations
 
-from tooldedup_client.consumer.broker import BrokerUnavailable
+from tooldedup_client.consumer.broker import BrokerRefused, BrokerUnavailable
 from tooldedup_client.consumer.dead_letters import DeadLetter
 from tooldedup_client.consumer.keys import nats_key
 from tooldedup_client.consumer.message import Delivery
@@ -64,6 +64,10 @@ class NatsJetStreamBroker:
             if self._nc is None:
                 self._nc = await nats.connect(self.url, max_reconnect_attempts=-1)
             js = self._js = self._nc.jetstream()
+            try:
+                await js.stream_info(self.stream)
+            except NotFoundError as exc:
+                raise BrokerRefused(f"nats: no stream {self.stream!r}; create it first") from exc
             try:
                 await js.consumer_info(self.stream, self.durable)
             except NotFoundError:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tooldedup_client.consumer.broker import BrokerUnavailable
+from tooldedup_client.consumer.broker import BrokerRefused, BrokerUnavailable
 from tooldedup_client.consumer.dead_letters import DeadLetter
 from tooldedup_client.consumer.keys import redis_key
 from tooldedup_client.consumer.message import Delivery
@@ -70,7 +70,7 @@ class RedisStreamsBroker:
             await self._client().xgroup_create(self.stream, self.group, id="0", mkstream=True)
         except ResponseError as exc:
             if "BUSYGROUP" not in str(exc):
-                raise
+                raise BrokerRefused(f"redis: stream {self.stream!r}: {exc}") from exc
         except _DOWN as exc:
             raise BrokerUnavailable(f"redis: {exc}") from exc
 
@@ -129,7 +129,7 @@ class RedisStreamsBroker:
                 # The stream was deleted or the server lost it: make the group again.
                 await self.start()
                 return []
-            raise
+            raise BrokerRefused(f"redis: stream {self.stream!r}: {exc}") from exc
         return self._deliveries(read[0][1]) if read else []
 
     async def keep_alive(self, delivery: Delivery) -> None:

@@ -94,64 +94,107 @@ def redis_server(folder: Path) -> Iterator[RedisServer]:
         server.stop()
 
 
-@contextmanager
-def nats_server(folder: Path) -> Iterator[str]:
-    """A nats-server with JetStream on a free port; its URL."""
-    folder.mkdir(parents=True, exist_ok=True)
-    port = free_port()
-    log = folder / "nats.log"
-    command = [
-        _need("nats-server"),
-        "-js",
-        "-a", "127.0.0.1",
-        "-p", str(port),
-        "-sd", str(folder / "jetstream"),
-        "-l", str(log),
-    ]  # fmt: skip
-    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    try:
-        _wait_for_port(port, proc, log, 30)
-        yield f"nats://127.0.0.1:{port}"
-    finally:
-        _stop(proc)
+class NatsServer:
+    """A nats-server with JetStream on file storage, which survives a restart."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.port = free_port()
+        self.url = f"nats://127.0.0.1:{self.port}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start it and wait until it listens."""
+        log = self.folder / "nats.log"
+        command = [
+            _need("nats-server"),
+            "-js",
+            "-a", "127.0.0.1",
+            "-p", str(self.port),
+            "-sd", str(self.folder / "jetstream"),
+            "-l", str(log),
+        ]  # fmt: skip
+        self._proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        _wait_for_port(self.port, self._proc, log, 30)
+
+    def stop(self) -> None:
+        """Stop it (SIGTERM: JetStream flushes its files)."""
+        if self._proc is not None:
+            _stop(self._proc)
+            self._proc = None
 
 
 @contextmanager
-def rabbitmq_server(folder: Path) -> Iterator[str]:
-    """A RabbitMQ node of its own (node name, ports, epmd, files) on free ports; its URL."""
+def nats_server(folder: Path) -> Iterator[NatsServer]:
+    """A running ``NatsServer`` until the block ends."""
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "enabled_plugins").write_text("[].\n")
-    port, dist, epmd = free_port(), free_port(), free_port()
-    env = {
-        **os.environ,
-        # The Erlang cookie goes to $HOME: a private one, never the user's.
-        "HOME": str(folder),
-        "RABBITMQ_NODENAME": f"tooldedup_test_{port}@localhost",
-        "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
-        "RABBITMQ_NODE_PORT": str(port),
-        "RABBITMQ_DIST_PORT": str(dist),
-        "ERL_EPMD_PORT": str(epmd),
-        "RABBITMQ_MNESIA_BASE": str(folder / "mnesia"),
-        "RABBITMQ_LOG_BASE": str(folder / "log"),
-        "RABBITMQ_ENABLED_PLUGINS_FILE": str(folder / "enabled_plugins"),
-        "RABBITMQ_PID_FILE": str(folder / "rabbit.pid"),
-    }
-    log = folder / "rabbitmq.out"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(
-            [_need(RABBITMQ_SERVER)],
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            cwd=folder,
-        )
+    server = NatsServer(folder)
+    server.start()
     try:
-        _wait_for_port(port, proc, log, 90)
-        yield f"amqp://guest:guest@127.0.0.1:{port}/"
+        yield server
     finally:
-        _stop(proc)
-        # The node started its own epmd on its own port: stop that one too.
-        subprocess.run(
-            ["epmd", "-kill"], env={**env, "ERL_EPMD_PORT": str(epmd)}, capture_output=True
-        )
+        server.stop()
+
+
+class RabbitMQServer:
+    """A RabbitMQ node of its own (node name, ports, epmd, files), restartable with its
+    durable queues."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        (folder / "enabled_plugins").write_text("[].\n")
+        self.port, dist, self._epmd = free_port(), free_port(), free_port()
+        self.url = f"amqp://guest:guest@127.0.0.1:{self.port}/"
+        self._env = {
+            **os.environ,
+            # The Erlang cookie goes to $HOME: a private one, never the user's.
+            "HOME": str(folder),
+            "RABBITMQ_NODENAME": f"tooldedup_test_{self.port}@localhost",
+            "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1",
+            "RABBITMQ_NODE_PORT": str(self.port),
+            "RABBITMQ_DIST_PORT": str(dist),
+            "ERL_EPMD_PORT": str(self._epmd),
+            "RABBITMQ_MNESIA_BASE": str(folder / "mnesia"),
+            "RABBITMQ_LOG_BASE": str(folder / "log"),
+            "RABBITMQ_ENABLED_PLUGINS_FILE": str(folder / "enabled_plugins"),
+            "RABBITMQ_PID_FILE": str(folder / "rabbit.pid"),
+        }
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Boot the node (seconds) and wait until it takes connections."""
+        log = self.folder / "rabbitmq.out"
+        with log.open("ab") as out:
+            self._proc = subprocess.Popen(
+                [_need(RABBITMQ_SERVER)],
+                env=self._env,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=self.folder,
+            )
+        _wait_for_port(self.port, self._proc, log, 90)
+
+    def stop(self) -> None:
+        """Stop the node (SIGTERM: a clean shutdown)."""
+        if self._proc is not None:
+            _stop(self._proc)
+            self._proc = None
+
+    def close(self) -> None:
+        """Stop the node and the epmd it started on its own port."""
+        self.stop()
+        env = {**self._env, "ERL_EPMD_PORT": str(self._epmd)}
+        subprocess.run(["epmd", "-kill"], env=env, capture_output=True)
+
+
+@contextmanager
+def rabbitmq_server(folder: Path) -> Iterator[RabbitMQServer]:
+    """A running ``RabbitMQServer`` until the block ends."""
+    folder.mkdir(parents=True, exist_ok=True)
+    server = RabbitMQServer(folder)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()

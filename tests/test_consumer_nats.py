@@ -6,19 +6,20 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
-import nats
+import nats as nats_client
 import pytest
 from nats.js.api import AckPolicy, ConsumerConfig
 from tooldedup_client import AsyncTooldedup
 from tooldedup_client.consumer import ConsumerRunner, ConsumerSettings, Message
 from tooldedup_client.consumer.nats_jetstream import NatsJetStreamBroker
 
-from tests.brokers import nats_server
+from tests.brokers import NatsServer, nats_server
 from tests.consumer_crash import (
     CONSUMER,
     TOOL,
@@ -28,7 +29,9 @@ from tests.consumer_crash import (
     drain,
     kill_repeatedly,
     orders,
+    start_consumer,
 )
+from tests.consumer_handlers import effects
 from tests.server import serve
 
 pytestmark = pytest.mark.slow
@@ -46,15 +49,20 @@ def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iter
 
 
 @pytest.fixture
-def nats_url(tmp_path: Path) -> Iterator[str]:
-    with nats_server(tmp_path / "nats") as url:
-        yield url
+def nats(tmp_path: Path) -> Iterator[NatsServer]:
+    with nats_server(tmp_path / "nats") as server:
+        yield server
+
+
+@pytest.fixture
+def nats_url(nats: NatsServer) -> str:
+    return nats.url
 
 
 async def _publish(url: str, stream: str, bodies: list[Any], ack_wait: float) -> None:
     """A stream of ``bodies`` and a durable consumer of it whose unacked messages come back
     after ``ack_wait`` seconds."""
-    nc = await nats.connect(url)
+    nc = await nats_client.connect(url)
     try:
         js = nc.jetstream()
         await js.add_stream(name=stream, subjects=[f"{stream}.in"])
@@ -69,12 +77,12 @@ async def _publish(url: str, stream: str, bodies: list[Any], ack_wait: float) ->
 
 
 async def _dead_letters(url: str, stream: str) -> list[Any]:
-    nc = await nats.connect(url)
+    nc = await nats_client.connect(url)
     try:
         js = nc.jetstream()
         try:
             info = await js.stream_info(f"{stream}_DEAD")
-        except nats.js.errors.NotFoundError:
+        except nats_client.js.errors.NotFoundError:
             return []
         found = []
         for seq in range(info.state.first_seq, info.state.last_seq + 1):
@@ -86,7 +94,7 @@ async def _dead_letters(url: str, stream: str) -> list[Any]:
 
 async def _unacked(url: str, stream: str) -> tuple[int, int]:
     """The durable consumer's (pending, unacked) counts."""
-    nc = await nats.connect(url)
+    nc = await nats_client.connect(url)
     try:
         info = await nc.jetstream().consumer_info(stream, "workers")
         return info.num_pending or 0, info.num_ack_pending or 0
@@ -165,3 +173,31 @@ def test_a_missing_stream_stops_the_command_with_a_reason(nats_url: str, tmp_pat
     )
     assert ran.returncode == 1, ran.stderr
     assert "the broker refused the consumer: nats: no stream 'NOPE'; create it first" in ran.stderr
+
+
+def test_a_broker_restart_loses_nothing(
+    nats: NatsServer, service: httpx.Client, tmp_path: Path
+) -> None:
+    asyncio.run(_publish(nats.url, "RESTARTS", [{"order": i} for i in range(40)], ack_wait=2.0))
+    sink, log = tmp_path / "sink.db", tmp_path / "consumer.log"
+    args = [
+        "nats",
+        "--url", nats.url,
+        "--stream", "RESTARTS",
+        "--durable", "workers",
+        "--handler", "tests.consumer_handlers:record_effect",
+        "--key-field", "order",
+        "--server", str(service.base_url),
+    ]  # fmt: skip
+    proc = start_consumer(args, sink, log)
+    deadline = time.monotonic() + 20
+    while not effects(sink) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    nats.stop()
+    time.sleep(1)
+    nats.start()
+    published = Published(frozenset(f"key:{i}" for i in range(40)), 40)
+    drain(proc, log, published, lambda: set(), sink)
+    keys = [key for key, _ in effects(sink)]
+    assert sorted(keys) == sorted(published.keys)
+    assert asyncio.run(_unacked(nats.url, "RESTARTS")) == (0, 0)

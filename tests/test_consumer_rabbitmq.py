@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,8 +17,17 @@ from tooldedup_client import AsyncTooldedup
 from tooldedup_client.consumer import ConsumerRunner, ConsumerSettings, Message
 from tooldedup_client.consumer.rabbitmq import RabbitMQBroker
 
-from tests.brokers import rabbitmq_server
-from tests.consumer_crash import TOOL, Published, count, drain, kill_repeatedly, orders
+from tests.brokers import RabbitMQServer, rabbitmq_server
+from tests.consumer_crash import (
+    TOOL,
+    Published,
+    count,
+    drain,
+    kill_repeatedly,
+    orders,
+    start_consumer,
+)
+from tests.consumer_handlers import effects
 from tests.server import serve
 
 pytestmark = pytest.mark.slow
@@ -35,10 +45,15 @@ def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iter
 
 
 @pytest.fixture(scope="module")
-def amqp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def rabbit(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RabbitMQServer]:
     """One RabbitMQ node for the module (it takes seconds to boot); each test its own queue."""
-    with rabbitmq_server(tmp_path_factory.mktemp("rabbitmq")) as url:
-        yield url
+    with rabbitmq_server(tmp_path_factory.mktemp("rabbitmq")) as server:
+        yield server
+
+
+@pytest.fixture
+def amqp_url(rabbit: RabbitMQServer) -> str:
+    return rabbit.url
 
 
 async def _publish(url: str, queue: str, bodies: list[Any], ids: list[str | None]) -> None:
@@ -140,3 +155,30 @@ def test_the_default_key_is_the_message_id(amqp_url: str, service: httpx.Client)
     letters = asyncio.run(_take_all(amqp_url, "reviews.dead"))
     assert [(d["class"], d["error"].split(":")[0]) for d in letters] == [("poison", "TypeError")]
     assert asyncio.run(_depth(amqp_url, "reviews")) == 0
+
+
+def test_a_broker_restart_loses_nothing(
+    rabbit: RabbitMQServer, service: httpx.Client, tmp_path: Path
+) -> None:
+    bodies = [{"order": i} for i in range(40)]
+    asyncio.run(_publish(rabbit.url, "restarts", bodies, [f"m-{i}" for i in range(40)]))
+    sink, log = tmp_path / "sink.db", tmp_path / "consumer.log"
+    args = [
+        "rabbitmq",
+        "--url", rabbit.url,
+        "--queue", "restarts",
+        "--handler", "tests.consumer_handlers:record_effect",
+        "--key-field", "order",
+        "--server", str(service.base_url),
+    ]  # fmt: skip
+    proc = start_consumer(args, sink, log)
+    deadline = time.monotonic() + 20
+    while not effects(sink) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    rabbit.stop()
+    rabbit.start()
+    published = Published(frozenset(f"key:{i}" for i in range(40)), 40)
+    drain(proc, log, published, lambda: set(), sink, timeout=60)
+    keys = [key for key, _ in effects(sink)]
+    assert sorted(keys) == sorted(published.keys)
+    assert asyncio.run(_depth(rabbit.url, "restarts")) == 0

@@ -172,7 +172,7 @@ def test_a_missing_stream_stops_the_command_with_a_reason(nats_url: str, tmp_pat
         env=consumer_env(tmp_path / "sink.db"),
     )
     assert ran.returncode == 1, ran.stderr
-    assert "the broker refused the consumer: nats: no stream 'NOPE'; create it first" in ran.stderr
+    assert "cannot consume: nats: no stream 'NOPE'; create it first" in ran.stderr
 
 
 def test_a_broker_restart_loses_nothing(

@@ -453,7 +453,7 @@ def test_a_key_that_is_not_a_stream_stops_the_command_with_a_reason(
         env=consumer_env(tmp_path / "sink.db"),
     )
     assert ran.returncode == 1, ran.stderr
-    assert "the broker refused the consumer: redis: stream 'not-a-stream'" in ran.stderr
+    assert "cannot consume: redis: stream 'not-a-stream'" in ran.stderr
     assert "WRONGTYPE" in ran.stderr
 
 
@@ -504,3 +504,23 @@ def test_a_dead_consumers_pending_entries_are_taken_over_after_an_idle_time(
     letters = _dead_letters(broker.url, "orphans")
     assert len(letters) <= 1  # only the message c1 was running when it died
     assert {d["class"] for d in letters} <= {"ambiguous"}
+
+
+def test_a_read_tool_is_refused_at_start(
+    broker: RedisServer, service: httpx.Client, tmp_path: Path
+) -> None:
+    # A read tool proceeds without a claim: a consumer behind it would dedup nothing.
+    put = service.put("/v1/tools/lookup_only/policy", json={"side_effect": "read"})
+    assert put.status_code == 200, put.text
+    ran = subprocess.run(
+        [
+            str(CONSUMER),
+            *_args(broker.url, str(service.base_url), "reads", "--tool", "lookup_only"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=consumer_env(tmp_path / "sink.db"),
+    )
+    assert ran.returncode == 1, ran.stderr
+    assert "cannot consume: tool 'lookup_only' is a read tool in tooldedup" in ran.stderr

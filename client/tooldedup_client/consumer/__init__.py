@@ -6,7 +6,12 @@ their own modules (``tooldedup_client.consumer.redis_streams``, ``.rabbitmq``,
 ``.nats_jetstream``), so this package needs no broker library.
 """
 
-from tooldedup_client.consumer.broker import Broker, BrokerRefused, BrokerUnavailable
+from tooldedup_client.consumer.broker import (
+    Broker,
+    BrokerRefused,
+    BrokerUnavailable,
+    ConsumerRefused,
+)
 from tooldedup_client.consumer.budget import TokenBudget, tokens_in_result
 from tooldedup_client.consumer.dead_letters import (
     Ambiguous,
@@ -40,6 +45,7 @@ __all__ = [
     "BrokerUnavailable",
     "Classifier",
     "ConsumerMetrics",
+    "ConsumerRefused",
     "ConsumerRunner",
     "ConsumerSettings",
     "DeadLetter",

@@ -8,15 +8,19 @@ from typing import Protocol
 from tooldedup_client.consumer.dead_letters import DeadLetter
 from tooldedup_client.consumer.message import Delivery
 
-__all__ = ["Broker", "BrokerRefused", "BrokerUnavailable"]
+__all__ = ["Broker", "BrokerRefused", "BrokerUnavailable", "ConsumerRefused"]
 
 
 class BrokerUnavailable(Exception):
     """The broker did not answer; the runner waits and tries again."""
 
 
-class BrokerRefused(Exception):
-    """The broker answered no (no such stream, a key of another type): no retry will help."""
+class ConsumerRefused(Exception):
+    """The consumer cannot run as configured: no retry will help."""
+
+
+class BrokerRefused(ConsumerRefused):
+    """The broker answered no (no such stream, a key of another type)."""
 
 
 class Broker(Protocol):

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.consumer.broker import Broker, BrokerRefused
+from tooldedup_client.consumer.broker import Broker, ConsumerRefused
 from tooldedup_client.consumer.keys import field_key, parse_key_fields
 from tooldedup_client.consumer.runner import ConsumerRunner, Handler
 from tooldedup_client.consumer.settings import ConsumerSettings
@@ -135,8 +135,8 @@ async def _run(args: argparse.Namespace, handler: Handler, broker: Broker) -> in
             # A wrong key or a forbidden role: no retry will fix it.
             logger.error("tooldedup refused the consumer: %s (%s)", exc.message, exc.code)
             return 1
-        except BrokerRefused as exc:
-            logger.error("the broker refused the consumer: %s", exc)
+        except ConsumerRefused as exc:
+            logger.error("cannot consume: %s", exc)
             return 1
         finally:
             await broker.close()

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.consumer.broker import Broker, BrokerUnavailable
+from tooldedup_client.consumer.broker import Broker, BrokerUnavailable, ConsumerRefused
 from tooldedup_client.consumer.budget import TokenBudget, tokens_in_result
 from tooldedup_client.consumer.dead_letters import (
     Classifier,
@@ -24,14 +24,9 @@ from tooldedup_client.consumer.dead_letters import (
 from tooldedup_client.consumer.keys import KeyFunction, MissingKey
 from tooldedup_client.consumer.leases import kept_alive
 from tooldedup_client.consumer.message import Delivery, Message
+from tooldedup_client.consumer.retries import until_answered
 from tooldedup_client.consumer.settings import ConsumerMetrics, ConsumerSettings
-from tooldedup_client.errors import (
-    Conflict,
-    IdempotencyKeyReused,
-    InvalidInput,
-    RateLimited,
-    ServiceUnavailable,
-)
+from tooldedup_client.errors import Conflict, IdempotencyKeyReused, InvalidInput
 from tooldedup_client.guard import _jsonable
 from tooldedup_client.records import CheckResult, Decision, FailureClass, Match, Status
 
@@ -118,6 +113,9 @@ class ConsumerRunner:
         """Consume until ``stop`` (or, with ``until_idle``, until nothing is left to do)."""
         await self._retry("connect to the broker", self.broker.start)
         policy = await self._retry("read the tool's policy", lambda: self._td.policy(self.tool))
+        if policy.get("side_effect") == "read":
+            # A read tool proceeds without a claim: nothing would stop a second call.
+            raise ConsumerRefused(f"tool {self.tool!r} is a read tool in tooldedup: no claims")
         self._lease_seconds = float(policy.get("lease_seconds", self._lease_seconds))
         logger.info(
             "consuming %s as tool %r in session %r", self.broker.name, self.tool, self.session
@@ -199,16 +197,7 @@ class ConsumerRunner:
                     logger.warning("broker lease of %s not renewed: %s", delivery.id, exc)
 
     async def _retry(self, what: str, step: Callable[[], Awaitable[T]]) -> T:
-        """``step`` until it answers: tooldedup or the broker out of reach is waited out."""
-        pause = 0.2
-        while True:
-            try:
-                return await step()
-            except (ServiceUnavailable, RateLimited, BrokerUnavailable) as exc:
-                text = getattr(exc, "message", None) or str(exc) or type(exc).__name__
-                logger.warning("could not %s (%s); retrying in %.1f s", what, text, pause)
-            await asyncio.sleep(pause)
-            pause = min(self.settings.max_backoff_seconds, pause * 2)
+        return await until_answered(what, step, self.settings.max_backoff_seconds)
 
     async def _process(self, delivery: Delivery) -> None:
         try:
@@ -298,7 +287,11 @@ class ConsumerRunner:
             logger.error("message %s: %s (call %s); dead-lettered", delivery.id, note, call_id)
             await self._dead_letter(delivery, message.key, FailureClass.AMBIGUOUS, note, call_id)
             return None
-        assert checked.call_id is not None
+        if checked.call_id is None:
+            # The tool became a read tool since the start: no claim, so no call.
+            logger.error("message %s: proceed without a claim; left pending", delivery.id)
+            self._deferred[delivery.id] = _Deferred(delivery, self._clock() + 5.0)
+            return None
         return await self._call(delivery, message, checked.call_id, checked.check_id)
 
     async def _call(

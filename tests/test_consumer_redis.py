@@ -524,3 +524,33 @@ def test_a_read_tool_is_refused_at_start(
     )
     assert ran.returncode == 1, ran.stderr
     assert "cannot consume: tool 'lookup_only' is a read tool in tooldedup" in ran.stderr
+
+
+def test_a_failing_duplicate_hook_keeps_the_message_until_it_succeeds(
+    broker: RedisServer, service: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    _publish(broker.url, "hooked", [{"review": "r1"}])
+    first, td = _runner(broker.url, "hooked", str(service.base_url), lambda m: {"tags": ["a"]})
+    asyncio.run(_drain(first, td))
+    with redis.Redis.from_url(broker.url, decode_responses=True) as r:
+        r.xgroup_setid("hooked", "taggers", "0")
+    replays: list[object] = []
+
+    def flaky(message: Message, stored: object) -> None:
+        replays.append(stored)
+        if len(replays) == 1:
+            raise ConnectionError("the search index is down")
+
+    again, td = _runner(
+        broker.url,
+        "hooked",
+        str(service.base_url),
+        lambda m: pytest.fail("the handler must not run"),
+        on_duplicate=flaky,
+        in_progress_retry_seconds=0.1,
+    )
+    with caplog.at_level(logging.INFO):
+        asyncio.run(_drain(again, td))
+    assert replays == [{"tags": ["a"]}, {"tags": ["a"]}]
+    assert "the duplicate hook failed; left pending" in caplog.text
+    assert _pending(broker.url, "hooked") == 0

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import collections
+import logging
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 __all__ = ["TokenBudget", "tokens_in_result"]
 
+logger = logging.getLogger("tooldedup_client.consumer.runner")
 _WINDOW = 60.0
 
 
@@ -85,3 +88,21 @@ class TokenBudget:
     def paused(self, seconds: float) -> None:
         """Count time spent paused."""
         self.paused_seconds += seconds
+
+    async def pause(self, stop: asyncio.Event) -> None:
+        """Wait out ``wait_seconds`` (or until ``stop``), logged and counted as paused."""
+        wait = self.wait_seconds()
+        if wait <= 0:
+            return
+        logger.info(
+            "token budget: %d of %d tokens used in the last minute; pausing %.1f s",
+            self.in_window(),
+            self.tokens_per_minute,
+            wait,
+        )
+        started = self._clock()
+        try:
+            await asyncio.wait_for(stop.wait(), timeout=wait)
+        except TimeoutError:
+            pass
+        self.paused(self._clock() - started)

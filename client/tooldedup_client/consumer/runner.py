@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.consumer.broker import Broker, BrokerUnavailable, ConsumerRefused
+from tooldedup_client.consumer.broker import Broker, ConsumerRefused
 from tooldedup_client.consumer.budget import TokenBudget, tokens_in_result
 from tooldedup_client.consumer.dead_letters import (
     Classifier,
@@ -167,23 +167,8 @@ class ConsumerRunner:
         return self.settings.session or self.broker.name
 
     async def _pause_for_budget(self) -> None:
-        if self.budget is None:
-            return
-        wait = self.budget.wait_seconds()
-        if wait <= 0:
-            return
-        logger.info(
-            "token budget: %d of %d tokens used in the last minute; pausing %.1f s",
-            self.budget.in_window(),
-            self.budget.tokens_per_minute,
-            wait,
-        )
-        started = self._clock()
-        try:
-            await asyncio.wait_for(self._stop.wait(), timeout=wait)
-        except TimeoutError:
-            pass
-        self.budget.paused(self._clock() - started)
+        if self.budget is not None:
+            await self.budget.pause(self._stop)
 
     async def _renew_held(self) -> None:
         """Renew the broker's hold on every message fetched and not yet acked: the one a
@@ -193,8 +178,9 @@ class ConsumerRunner:
             for delivery in list(self._held.values()):
                 try:
                     await self.broker.keep_alive(delivery)
-                except BrokerUnavailable as exc:
-                    logger.warning("broker lease of %s not renewed: %s", delivery.id, exc)
+                except Exception as exc:
+                    # Best effort: a failed renewal must not stop the next ones, nor the loop.
+                    logger.warning("broker lease of %s not renewed: %r", delivery.id, exc)
 
     async def _retry(self, what: str, step: Callable[[], Awaitable[T]]) -> T:
         return await until_answered(what, step, self.settings.max_backoff_seconds)
@@ -363,7 +349,16 @@ class ConsumerRunner:
         )
         if self._on_duplicate is not None and match is not None:
             if match.status is Status.SUCCEEDED:
-                await asyncio.to_thread(self._on_duplicate, message, stored)
+                try:
+                    await asyncio.to_thread(self._on_duplicate, message, stored)
+                except Exception:
+                    # The read model missed the replay: keep the message and replay it again.
+                    logger.exception(
+                        "message %s: the duplicate hook failed; left pending", delivery.id
+                    )
+                    due = self._clock() + self.settings.in_progress_retry_seconds
+                    self._deferred[delivery.id] = _Deferred(delivery, due)
+                    return
         await self._ack(delivery)
 
     async def _dead_letter(

@@ -25,7 +25,7 @@ from tooldedup_client.consumer.dead_letters import (
     default_route,
     triage,
 )
-from tooldedup_client.consumer.keys import (
+from tooldedup_client.consumer.key_recipes import (
     KeyFunction,
     MissingKey,
     field_key,
@@ -36,7 +36,7 @@ from tooldedup_client.consumer.keys import (
 )
 from tooldedup_client.consumer.message import Delivery, Message, TokenTally
 from tooldedup_client.consumer.runner import ConsumerRunner, DuplicateHook, Handler
-from tooldedup_client.consumer.settings import ConsumerMetrics, ConsumerSettings
+from tooldedup_client.consumer.runner_settings import ConsumerMetrics, ConsumerSettings
 
 __all__ = [
     "Ambiguous",

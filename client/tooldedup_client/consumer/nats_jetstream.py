@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from tooldedup_client.consumer.broker import BrokerRefused, BrokerUnavailable
 from tooldedup_client.consumer.dead_letters import DeadLetter
-from tooldedup_client.consumer.keys import nats_key
+from tooldedup_client.consumer.key_recipes import nats_key
 from tooldedup_client.consumer.message import Delivery
 from tooldedup_client.consumer.payloads import decode_body
 

@@ -13,7 +13,7 @@ import asyncio
 
 from tooldedup_client.consumer.broker import BrokerUnavailable
 from tooldedup_client.consumer.dead_letters import DeadLetter
-from tooldedup_client.consumer.keys import rabbitmq_key
+from tooldedup_client.consumer.key_recipes import rabbitmq_key
 from tooldedup_client.consumer.message import Delivery
 from tooldedup_client.consumer.payloads import decode_body
 

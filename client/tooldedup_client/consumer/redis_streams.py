@@ -12,7 +12,7 @@ from typing import Any
 
 from tooldedup_client.consumer.broker import BrokerRefused, BrokerUnavailable
 from tooldedup_client.consumer.dead_letters import DeadLetter
-from tooldedup_client.consumer.keys import redis_key
+from tooldedup_client.consumer.key_recipes import redis_key
 from tooldedup_client.consumer.message import Delivery
 
 __all__ = ["RedisStreamsBroker"]

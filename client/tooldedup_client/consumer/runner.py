@@ -21,11 +21,11 @@ from tooldedup_client.consumer.dead_letters import (
     default_route,
     triage,
 )
-from tooldedup_client.consumer.keys import KeyFunction, MissingKey
+from tooldedup_client.consumer.key_recipes import KeyFunction, MissingKey
 from tooldedup_client.consumer.leases import kept_alive
 from tooldedup_client.consumer.message import Delivery, Message
 from tooldedup_client.consumer.retries import until_answered
-from tooldedup_client.consumer.settings import ConsumerMetrics, ConsumerSettings
+from tooldedup_client.consumer.runner_settings import ConsumerMetrics, ConsumerSettings
 from tooldedup_client.errors import Conflict, IdempotencyKeyReused, InvalidInput
 from tooldedup_client.guard import _jsonable
 from tooldedup_client.records import CheckResult, Decision, FailureClass, Match, Status

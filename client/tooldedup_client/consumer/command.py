@@ -18,9 +18,9 @@ from typing import Any
 
 from tooldedup_client.client import AsyncTooldedup
 from tooldedup_client.consumer.broker import Broker, ConsumerRefused
-from tooldedup_client.consumer.keys import field_key, parse_key_fields
+from tooldedup_client.consumer.key_recipes import field_key, parse_key_fields
 from tooldedup_client.consumer.runner import ConsumerRunner, Handler
-from tooldedup_client.consumer.settings import ConsumerSettings
+from tooldedup_client.consumer.runner_settings import ConsumerSettings
 from tooldedup_client.errors import TooldedupError
 
 __all__ = ["build_parser", "load_handler", "main"]

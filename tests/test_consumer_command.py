@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from tooldedup_client.consumer.cli import build_parser, main
+from tooldedup_client.consumer.command import build_parser, main
 
 CONSUMER = Path(sys.executable).parent / "tooldedup-consumer"
 REDIS = ["redis-streams", "--url", "redis://127.0.0.1:1/0", "--stream", "s", "--group", "g"]

@@ -26,6 +26,35 @@ REDIS = ["redis-streams", "--url", "redis://127.0.0.1:1/0", "--stream", "s", "--
         ([*REDIS, "--handler", "json:loads", "--batch", "many"], "invalid int value"),
         (["redis-streams", "--url", "redis://x", "--handler", "json:loads"], "required"),
         (["kafka", "--handler", "json:loads"], "invalid choice"),
+        (
+            [
+                "redis-streams",
+                "--url",
+                "localhost:6379",
+                "--stream",
+                "s",
+                "--group",
+                "g",
+                "--handler",
+                "json:loads",
+            ],
+            "--url must start with redis://",
+        ),
+        (
+            [
+                "nats",
+                "--url",
+                "amqp://x",
+                "--stream",
+                "s",
+                "--durable",
+                "d",
+                "--handler",
+                "json:loads",
+            ],
+            "--url must start with nats://",
+        ),
+        ([*REDIS, "--handler", "json:loads", "--server", "localhost:8000"], "--server must be"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_reason(

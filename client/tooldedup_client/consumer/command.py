@@ -26,6 +26,11 @@ from tooldedup_client.errors import TooldedupError
 __all__ = ["build_parser", "load_handler", "main"]
 
 logger = logging.getLogger("tooldedup_client.consumer")
+_SCHEMES = {
+    "redis-streams": ("redis://", "rediss://", "unix://"),
+    "rabbitmq": ("amqp://", "amqps://"),
+    "nats": ("nats://", "tls://"),
+}
 
 
 def load_handler(spec: str) -> Handler:
@@ -148,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tooldedup-consumer``."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    if not args.url.startswith(_SCHEMES[args.broker]):
+        parser.error(f"--url must start with {' or '.join(_SCHEMES[args.broker])}")
+    if not args.server.startswith(("http://", "https://")):
+        parser.error("--server must be an http:// or https:// URL")
     if args.batch < 1:
         parser.error("--batch must be 1 or more")
     if args.tokens_per_minute is not None and args.tokens_per_minute < 1:

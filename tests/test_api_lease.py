@@ -9,6 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.helpers import EMAIL, check, complete
+from tests.test_tenants import auth, make_key
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.protocols import Embedder, PairScorer
@@ -137,3 +138,31 @@ def test_a_body_that_is_not_json_is_400(client: TestClient) -> None:
     )
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "malformed_json"
+
+
+def test_another_tenant_or_a_reader_cannot_extend_a_lease(
+    settings_on_both: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = settings_on_both
+    keys = {
+        name: make_key(settings, capsys, tenant, role)
+        for name, tenant, role in [
+            ("acme", "acme", "agent"),
+            ("acme-reader", "acme", "reader"),
+            ("beta", "beta", "agent"),
+        ]
+    }
+    with TestClient(create_app(settings, embedder=embedder)) as client:
+        body = {"session_id": "s1", "tool": "send_email", "args": EMAIL}
+        claimed = client.post("/v1/check", json=body, headers=auth(keys["acme"])).json()
+        path = f"/v1/calls/{claimed['call_id']}/lease"
+        lease = {"check_id": claimed["check_id"]}
+        # Another tenant's call is not found, exactly as an id nobody made.
+        other = client.post(path, json=lease, headers=auth(keys["beta"]))
+        assert (other.status_code, other.json()["error"]["code"]) == (404, "not_found")
+        reader = client.post(path, json=lease, headers=auth(keys["acme-reader"]))
+        assert (reader.status_code, reader.json()["error"]["code"]) == (403, "forbidden")
+        nobody = client.post(path, json=lease)
+        assert nobody.status_code == 401
+        holder = client.post(path, json=lease, headers=auth(keys["acme"]))
+        assert holder.status_code == 200, holder.text

@@ -97,3 +97,12 @@ def test_the_command_is_installed() -> None:
     assert "redis-streams" in ran.stdout
     assert "rabbitmq" in ran.stdout
     assert "nats" in ran.stdout
+
+
+def test_the_consumer_package_imports_no_broker_library() -> None:
+    probe = (
+        "import sys, tooldedup_client.consumer, tooldedup_client.consumer.command; "
+        "print(sorted(m for m in ('redis', 'aio_pika', 'nats') if m in sys.modules))"
+    )
+    ran = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert ran.stdout.strip() == "[]"

@@ -7,7 +7,7 @@ SERVER := $(VENV)/.installed-server
 DOCS := $(VENV)/.installed-docs
 DEV := $(VENV)/.installed-dev
 
-.PHONY: install chromium run test lint docs bench bench-load screenshot clean
+.PHONY: install chromium brokers run test lint docs bench bench-load screenshot clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,7 +27,7 @@ $(DEV): pyproject.toml client/pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev]'
 	# The light client distribution, with the SDKs its integrations hook into.
-	$(BIN)/pip install --quiet -e './client[mcp,openai-agents,langchain]'
+	$(BIN)/pip install --quiet -e './client[mcp,openai-agents,langchain,redis,rabbitmq,nats]'
 	# mypy cannot follow setuptools' editable import hook: it reads this link tree instead.
 	mkdir -p $(VENV)/typecheck/tooldedup
 	for d in dedup index api calibration; do ln -sfn $(CURDIR)/$$d $(VENV)/typecheck/tooldedup/$$d; done
@@ -46,8 +46,17 @@ chromium:
 		$$SUDO apt-get update -qq && \
 		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
+# The consumer tests start their own Redis, RabbitMQ and NATS: Debian's packages, no service.
+brokers:
+	@command -v redis-server >/dev/null 2>&1 && command -v nats-server >/dev/null 2>&1 && \
+		test -x /usr/lib/rabbitmq/bin/rabbitmq-server || { \
+		if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+		$$SUDO apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+			redis-server rabbitmq-server nats-server >/dev/null; }
+
 # Hypothesis keeps its caches outside the checkout.
-test: $(DEV) chromium
+test: $(DEV) chromium brokers
 	HYPOTHESIS_STORAGE_DIRECTORY=$${TMPDIR:-/tmp}/tooldedup-hypothesis $(BIN)/python -m pytest $(ARGS)
 
 # The documentation site, into site/; a broken link or a missing page fails the build.

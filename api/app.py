@@ -38,6 +38,7 @@ from tooldedup.api.schemas import (
     ErrorBody,
     FeedbackOut,
     FeedbackRequest,
+    LeaseRequest,
     MatchOut,
     PolicyBody,
     SessionCalls,
@@ -238,6 +239,12 @@ def create_app(
             failure_class=None if body.failure_class is None else FailureClass(body.failure_class),
         )
         return CallOut.of(service.complete(principal.tenant, call_id, outcome))
+
+    @app.post("/v1/calls/{call_id}/lease", response_model=CallOut, responses=_ERRORS)
+    def extend_lease(call_id: str, body: LeaseRequest, principal: Agent) -> CallOut:
+        """Keep a pending claim alive while its tool runs: for the check that claimed it."""
+        record = service.extend_lease(principal.tenant, call_id, body.check_id, body.seconds)
+        return CallOut.of(record)
 
     @app.post("/v1/feedback", response_model=FeedbackOut, status_code=201, responses=_ERRORS)
     def feedback(body: FeedbackRequest, principal: Agent) -> FeedbackOut:

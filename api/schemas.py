@@ -29,6 +29,7 @@ __all__ = [
     "KeyCreate",
     "KeyList",
     "KeyOut",
+    "LeaseRequest",
     "LogPage",
     "MatchOut",
     "NewKeyOut",
@@ -116,6 +117,25 @@ class CompleteRequest(BaseModel):
     result: Any = None
     error: Any = None
     failure_class: Literal["retryable", "poison", "ambiguous"] | None = None
+
+
+class LeaseRequest(BaseModel):
+    """A claim holder's request for more time: ``check_id`` is the check that claimed it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    check_id: Name
+    # None: the tool's lease_seconds again, from now.
+    seconds: Annotated[float, Field(gt=0, le=86_400)] | None = None
+
+    _check_text = field_validator("check_id")(_valid_unicode)
+
+    @field_validator("seconds", mode="before")
+    @classmethod
+    def _no_booleans(cls, value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError("must be a number, not a boolean")
+        return value
 
 
 class CallOut(BaseModel):

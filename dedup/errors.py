@@ -9,6 +9,8 @@ DedupError
  +-- Forbidden               the key's role may not do this (403)
  +-- NotFound                unknown call id, or another tenant's (404)
  +-- Conflict                a completion that contradicts the stored one (409)
+ |    +-- LeaseNotHeld        a lease extension from a check that did not claim the call (409)
+ |    +-- LeaseExpired        a lease extension after the lease ran out (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
  +-- Throttled               too many requests for a key, or too many calls stored (429)
  |    +-- TenantCallLimit     the tenant holds as many calls as its cap allows (429)
@@ -27,6 +29,8 @@ __all__ = [
     "Forbidden",
     "IdempotencyKeyReused",
     "InvalidInput",
+    "LeaseExpired",
+    "LeaseNotHeld",
     "NotFound",
     "StoreBusy",
     "StoreUnavailable",
@@ -108,6 +112,18 @@ class Conflict(DedupError):
     """The request contradicts what the ledger already holds."""
 
     code = "conflict"
+
+
+class LeaseNotHeld(Conflict):
+    """Only the check that claimed a call may extend its lease."""
+
+    code = "not_lease_holder"
+
+
+class LeaseExpired(Conflict):
+    """The claim's lease ran out: other checks may already have been told to reconcile."""
+
+    code = "lease_expired"
 
 
 class ConfigurationError(DedupError):

@@ -26,6 +26,7 @@ from tooldedup.dedup.errors import (
     CheckTooLarge,
     IdempotencyKeyReused,
     InvalidInput,
+    LeaseNotHeld,
     NotFound,
     StoreUnavailable,
 )
@@ -490,6 +491,22 @@ class DedupService:
         validate_json(outcome.result, "result")
         validate_json(outcome.error, "error")
         return self._ledger.complete(tenant, call_id, outcome, self._clock())
+
+    def extend_lease(
+        self, tenant: str, call_id: str, check_id: str, seconds: float | None = None
+    ) -> CallRecord:
+        """Extend the lease of one of ``tenant``'s pending claims by ``seconds`` from now
+        (default: its tool's ``lease_seconds``), for the check that claimed it only."""
+        record = self.get(tenant, call_id)
+        # The check id is answered only to the checker, unlike the call id, which a later
+        # check of the same intent is shown in its match.
+        entry = self._ledger.log_entry(tenant, check_id)
+        if entry is None or entry.call_id != call_id or entry.decision != "proceed":
+            raise LeaseNotHeld(f"check {check_id!r} did not claim call {call_id}")
+        if seconds is None:
+            seconds = self.policies_for(tenant).for_tool(record.tool).lease_seconds
+        now = self._clock()
+        return self._ledger.extend_lease(tenant, call_id, now + seconds, now)
 
     def get(self, tenant: str, call_id: str) -> CallRecord:
         """One of ``tenant``'s calls by id (another tenant's is not found, as if unknown)."""

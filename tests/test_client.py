@@ -14,11 +14,13 @@ import httpx
 import pytest
 from tooldedup_client import (
     AsyncTooldedup,
+    Conflict,
     Decision,
     FailureClass,
     Forbidden,
     IdempotencyKeyReused,
     InProgress,
+    LeaseLost,
     NotFound,
     RateLimited,
     ServiceUnavailable,
@@ -391,3 +393,31 @@ def test_keys_roles_and_limits_as_typed_errors(tmp_path: Path, model_cache: Path
                 td.check("pay", {"to": "y", "amount": 2}, session_id="s")
             assert raised.value.retry_after_seconds is not None
             assert raised.value.retry_after_seconds >= 1
+
+
+def test_the_holder_extends_its_lease_and_nobody_else_can(td: Tooldedup, session: str) -> None:
+    first = td.check("charge", {"order": "o-1", "cents": 500}, session_id=session)
+    assert first.decision is Decision.PROCEED
+    assert first.call_id is not None
+    held = td.extend_lease(first.call_id, first.check_id, seconds=900)
+    assert held.lease_expires_at is not None
+    assert held.lease_expires_at > held.created_at + 800
+    second = td.check("charge", {"order": "o-1", "cents": 500}, session_id=session)
+    assert second.decision is Decision.IN_PROGRESS
+    with pytest.raises(LeaseLost, match="did not claim"):
+        td.extend_lease(first.call_id, second.check_id)
+    td.complete(first.call_id, Status.SUCCEEDED, result={"charged": True})
+    with pytest.raises(Conflict, match="only a pending claim has a lease"):
+        td.extend_lease(first.call_id, first.check_id)
+
+
+def test_the_async_client_extends_a_lease(base_url: str, session: str) -> None:
+    async def run() -> float | None:
+        async with AsyncTooldedup(base_url) as client:
+            first = await client.check("charge", {"order": "o-2"}, session_id=session)
+            assert first.call_id is not None
+            call = await client.extend_lease(first.call_id, first.check_id, seconds=600)
+            return call.lease_expires_at
+
+    until = asyncio.run(run())
+    assert until is not None

@@ -77,6 +77,13 @@ def _complete_request(
     return _Request("POST", f"/v1/calls/{quote(call_id, safe='')}/complete", body)
 
 
+def _lease_request(call_id: str, check_id: str, seconds: float | None) -> _Request:
+    body: dict[str, Any] = {"check_id": check_id}
+    if seconds is not None:
+        body["seconds"] = seconds
+    return _Request("POST", f"/v1/calls/{quote(call_id, safe='')}/lease", body)
+
+
 def _feedback_request(check_id: str, label: str, note: str | None, source: str) -> _Request:
     body: dict[str, Any] = {"check_id": check_id, "label": label, "source": source}
     if note is not None:
@@ -186,6 +193,11 @@ class Tooldedup:
         request = _complete_request(call_id, status, result, error, failure_class)
         return Call.from_json(self._send(request))
 
+    def extend_lease(self, call_id: str, check_id: str, *, seconds: float | None = None) -> Call:
+        """Keep a pending claim alive: ``check_id`` is the check whose ``proceed`` claimed it;
+        ``seconds`` from now (default: the tool's lease)."""
+        return Call.from_json(self._send(_lease_request(call_id, check_id, seconds)))
+
     def get_call(self, call_id: str) -> Call:
         """One stored call."""
         return Call.from_json(self._send(_Request("GET", f"/v1/calls/{quote(call_id, safe='')}")))
@@ -287,6 +299,13 @@ class AsyncTooldedup:
         """Report a claimed call's outcome (repeating the same report is harmless)."""
         request = _complete_request(call_id, status, result, error, failure_class)
         return Call.from_json(await self._send(request))
+
+    async def extend_lease(
+        self, call_id: str, check_id: str, *, seconds: float | None = None
+    ) -> Call:
+        """Keep a pending claim alive: ``check_id`` is the check whose ``proceed`` claimed it;
+        ``seconds`` from now (default: the tool's lease)."""
+        return Call.from_json(await self._send(_lease_request(call_id, check_id, seconds)))
 
     async def get_call(self, call_id: str) -> Call:
         """One stored call."""

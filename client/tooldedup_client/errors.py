@@ -11,6 +11,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "InProgress",
     "InvalidInput",
+    "LeaseLost",
     "NotFound",
     "RateLimited",
     "Reconcile",
@@ -51,6 +52,10 @@ class NotFound(TooldedupError):
 
 class Conflict(TooldedupError):
     """A completion that contradicts the stored one."""
+
+
+class LeaseLost(Conflict):
+    """A lease extension was refused: the lease ran out, or this check never held it."""
 
 
 class Unauthorized(TooldedupError):
@@ -116,6 +121,8 @@ _BY_CODE: dict[str, type[TooldedupError]] = {
     "malformed_json": InvalidInput,
     "not_found": NotFound,
     "conflict": Conflict,
+    "not_lease_holder": LeaseLost,
+    "lease_expired": LeaseLost,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "rate_limited": RateLimited,
@@ -141,6 +148,8 @@ def error_from_response(status: int, body: Any, retry_after: str | None = None) 
             kind = ServiceUnavailable
         elif status == 404:
             kind = NotFound
+        elif status == 409:
+            kind = Conflict
         else:
             kind = InvalidInput
     exc = kind(message or f"HTTP {status}", code=code, status=status)

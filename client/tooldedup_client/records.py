@@ -106,6 +106,7 @@ class Call:
     error: Any
     created_at: float
     completed_at: float | None
+    lease_expires_at: float | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Call:
@@ -123,6 +124,7 @@ class Call:
             error=data.get("error"),
             created_at=float(data["created_at"]),
             completed_at=data.get("completed_at"),
+            lease_expires_at=data.get("lease_expires_at"),
         )
 
 

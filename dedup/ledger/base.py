@@ -191,6 +191,11 @@ class Ledger(Protocol):
         """Record a call's outcome; repeating the same outcome is a no-op."""
         ...
 
+    def extend_lease(self, tenant: str, call_id: str, until: float, now: float) -> CallRecord:
+        """Move a pending, unexpired claim's lease to ``until`` (never earlier); raise
+        ``NotFound`` or ``Conflict`` (``LeaseExpired``) otherwise."""
+        ...
+
     def get(self, tenant: str, call_id: str) -> CallRecord | None:
         """One of ``tenant``'s calls by id."""
         ...

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
-from tooldedup.dedup.errors import Conflict, NotFound
+from tooldedup.dedup.errors import Conflict, LeaseExpired, NotFound
 from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, KeyKind, Lookup
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.log_store import SqlLogStore
@@ -326,6 +326,37 @@ class SqlLedger(SqlLogStore):
                     now,
                     call_id,
                 ),
+            ).one()
+            assert updated is not None
+            return record_from_row(updated)
+
+    def extend_lease(self, tenant: str, call_id: str, until: float, now: float) -> CallRecord:
+        """Move a pending, unexpired claim's lease to ``until`` (never earlier)."""
+        db = self.db
+        with db.write():
+            # Locked (on PostgreSQL) until the commit: a completion or a checker takes turns.
+            current = db.execute(
+                f"SELECT {COLUMNS} FROM calls WHERE call_id = ? AND tenant = ?"
+                f"{db.dialect.for_update}",
+                (call_id, tenant),
+            ).one()
+            if current is None:
+                raise NotFound(f"no call with id {call_id!r}")
+            record = record_from_row(current)
+            if record.status is not CallStatus.PENDING:
+                raise Conflict(
+                    f"call {call_id} is already {describe(record)}; only a pending claim has a"
+                    " lease"
+                )
+            if now >= record.lease_expires_at:
+                raise LeaseExpired(
+                    f"the lease of call {call_id} ran out; later checks of it are told to reconcile"
+                )
+            if until <= record.lease_expires_at:
+                return record
+            updated = db.execute(
+                f"UPDATE calls SET lease_expires_at = ? WHERE call_id = ? RETURNING {COLUMNS}",
+                (until, call_id),
             ).one()
             assert updated is not None
             return record_from_row(updated)

@@ -9,6 +9,8 @@ DedupError
  +-- Forbidden               the key's role may not do this (403)
  +-- NotFound                unknown call id, or another tenant's (404)
  +-- Conflict                a completion that contradicts the stored one (409)
+ |    +-- ConfirmTokenRejected  an ask's confirm token that is unknown, used, expired,
+ |                              or for another session, tool or args (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
  +-- Throttled               too many requests for a key, or too many calls stored (429)
  |    +-- TenantCallLimit     the tenant holds as many calls as its cap allows (429)
@@ -22,6 +24,7 @@ __all__ = [
     "AttemptTokenReused",
     "CheckTooLarge",
     "ConfigurationError",
+    "ConfirmTokenRejected",
     "Conflict",
     "DedupError",
     "Forbidden",
@@ -108,6 +111,17 @@ class Conflict(DedupError):
     """The request contradicts what the ledger already holds."""
 
     code = "conflict"
+
+
+class ConfirmTokenRejected(Conflict):
+    """A confirm token that cannot confirm this call; ``code`` says why (nothing ran)."""
+
+    code = "confirm_token_rejected"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        # confirm_token_unknown, _used, _expired or _mismatch: a client may act on each.
+        self.code = f"confirm_token_{reason}"
 
 
 class ConfigurationError(DedupError):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
+from tooldedup.dedup.asks import AskBook, token_hash
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
     canonical_json,
@@ -32,7 +33,7 @@ from tooldedup.dedup.errors import (
     StoreUnavailable,
 )
 from tooldedup.dedup.explain import explain_data
-from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, run_funnel
+from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, leaf_texts, run_funnel
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger.base import (
     ClaimConflict,
@@ -45,10 +46,12 @@ from tooldedup.dedup.ledger.base import (
 )
 from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
-from tooldedup.dedup.policy import PolicySet, ToolPolicy
+from tooldedup.dedup.notes import ask_note, repeat_note
+from tooldedup.dedup.policy import BorderlineAction, Enforcement, PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import TextReader
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
+    AskTicket,
     CallRecord,
     CallStatus,
     CanonicalCall,
@@ -56,6 +59,7 @@ from tooldedup.dedup.records import (
     DecisionKind,
     FailureClass,
     Match,
+    Observed,
     Outcome,
     SemanticLeaf,
     SideEffect,
@@ -109,6 +113,7 @@ class DedupService:
         # exactly. Without a reader, every free text is read.
         self._reader = reader
         self._borderline = BorderlineResolver(judge, ledger, clock)
+        self._asks = AskBook(ledger)
         self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
         self._hooks = tuple(hooks)
@@ -164,6 +169,11 @@ class DedupService:
         if call.attempt_token is not None and not dry_run:
             self._bind_key(proposal, call.attempt_token, key, now, KeyKind.ATTEMPT)
         check_id = "chk_" + uuid.uuid4().hex
+        confirmed_ask = None
+        if call.confirm_token is not None:
+            if dry_run:
+                raise InvalidInput("a dry run cannot confirm: send confirm_token without dry_run")
+            confirmed_ask = self._asks.accept(call, proposal.scope, _hashes(proposal), now).check_id
         base = Decision(
             DecisionKind.PROCEED,
             check_id,
@@ -172,6 +182,7 @@ class DedupService:
             None,
             dry_run=dry_run,
             unread=canonical.unread,
+            confirmed_ask=confirmed_ask,
         )
         if policy.side_effect is SideEffect.READ:
             decision = replace(base, notes=("read tool: proceeds without a claim",))
@@ -193,9 +204,34 @@ class DedupService:
                 ):
                     # The clock is read again once the lock is held: waiting must not age it.
                     decision = self._decide(proposal, base, self._clock(), claim=True)
+        if decision.kind is DecisionKind.ASK and not dry_run:
+            assert decision.match is not None
+            token, expires_at = self._asks.open(
+                call,
+                proposal.scope,
+                _hashes(proposal),
+                check_id,
+                decision.match,
+                now,
+                policy.ask_ttl_seconds,
+            )
+            decision = replace(decision, ask=AskTicket(token, expires_at))
+        decision = replace(decision, note=self._note(proposal, decision, now))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
             self._log(proposal, decision, now, key_id)
+            if decision.confirmed_ask is not None and decision.call is not None:
+                # The caller's word that the call asked about is another request: a label
+                # for calibration, and that match does not recur for these args.
+                self._ledger.add_feedback(
+                    call.tenant,
+                    decision.confirmed_ask,
+                    "distinct",
+                    f"confirmed by the caller (check {check_id})",
+                    "caller",
+                    now,
+                    key_id,
+                )
         except StoreUnavailable:
             # The claim is stored; losing its answer to a log line would make the caller
             # retry into its own claim. The log misses this line, and says so.
@@ -285,7 +321,7 @@ class DedupService:
                 keyed = self._ledger.latest_attempt(keyed)
                 report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
                 return self._answer(
-                    proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim
+                    proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim, True
                 )
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
@@ -320,6 +356,17 @@ class DedupService:
             is not None
         ]
         match, reports = run_funnel(self._stages, proposal, candidates)
+        if match is not None and match.borderline and self._askable(proposal, match, now):
+            base = replace(base, borderline=True, reports=reports)
+            if call.confirm_token is not None:
+                # The caller was asked about this very call and means it: it runs.
+                note = f"confirmed by the caller (ask {base.confirmed_ask})"
+                match, base = None, replace(base, notes=(*base.notes, note))
+            elif call.handles_ask:
+                ask = replace(base, kind=DecisionKind.ASK, match=match, notes=_ask_notes(match))
+                if policy.enforcement is Enforcement.OBSERVE:
+                    return self._observe(proposal, ask, now, claim)
+                return ask
         if match is not None and match.borderline:
             match, base = self._borderline.resolve(proposal, match, base)
             if match is not None:
@@ -353,7 +400,7 @@ class DedupService:
             note = "a retry of this check (same attempt token): the first answer again"
             return replace(base, call=first, reports=(report,), notes=(*base.notes, note))
         match = Match(self._ledger.latest_attempt(first), Stage.EXACT, 1.0)
-        return self._answer(proposal, base, match, (report,), now, claim)
+        return self._answer(proposal, base, match, (report,), now, claim, True)
 
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
@@ -371,13 +418,56 @@ class DedupService:
         reports: tuple[StageReport, ...],
         now: float,
         claim: bool,
+        keyed: bool = False,
     ) -> Decision:
+        """The answer a match gives; ``keyed``: found by the caller's own key or token,
+        which observe mode honours as enforce mode does."""
         kind = answer_for(match.call, now)
         decision = replace(base, kind=kind, match=match, reports=reports)
+        observe = proposal.policy.enforcement is Enforcement.OBSERVE
+        if kind is not DecisionKind.PROCEED and observe and not keyed:
+            return self._observe(proposal, decision, now, claim)
         if kind is DecisionKind.PROCEED and claim:
             # A retryable failure: a new attempt of the same intent, linked to the last one.
             return self._claim(proposal, decision, now, match.call.call_id)
         return decision
+
+    def _askable(self, proposal: Proposal, match: Match, now: float) -> bool:
+        """Whether a band match is one the agent would be asked about: the verifier could
+        not account for the change, or the policy says ask; and it would not run anyway."""
+        unsure = match.hold is not None
+        asks = proposal.policy.borderline_action is BorderlineAction.ASK
+        return (unsure or asks) and answer_for(match.call, now) is not DecisionKind.PROCEED
+
+    def _observe(self, proposal: Proposal, decision: Decision, now: float, claim: bool) -> Decision:
+        """Observe mode: the would-be answer is kept; the call proceeds and claims as usual.
+
+        Under its own intent key, so that it never meets the claim it would have repeated.
+        """
+        observed = Observed(decision.kind, decision.match)
+        own = canonical_json([decision.intent_key, "observed", decision.check_id])
+        note = f"observe mode: enforcement would have answered {decision.kind.value}"
+        decision = replace(
+            decision,
+            kind=DecisionKind.PROCEED,
+            match=None,
+            observed=observed,
+            intent_key="ik_" + stable_hash(own),
+            notes=(*decision.notes, note),
+        )
+        return self._claim(proposal, decision, now, None) if claim else decision
+
+    def _note(self, proposal: Proposal, decision: Decision, now: float) -> str | None:
+        """The note for the model, where its answer has one and the policy wants it."""
+        match, tool = decision.match, proposal.call.tool
+        if match is None:
+            return None
+        if decision.kind is DecisionKind.ASK:
+            token = None if decision.ask is None else decision.ask.confirm_token
+            return ask_note(tool, match.call, now, token, _differing(proposal, match.call))
+        if decision.kind is DecisionKind.PROCEED or not proposal.policy.model_notes:
+            return None
+        return repeat_note(tool, match.call, decision.kind, now)
 
     def _claim(
         self, proposal: Proposal, decision: Decision, now: float, attempt_of: str | None
@@ -386,6 +476,10 @@ class DedupService:
         if self._caps is not None:
             # Only a new claim counts against the cap: answers about stored calls never do.
             self._caps.admit(call.tenant)
+        if call.confirm_token is not None:
+            # Spent with the claim, under the scope lock: of two checks sending one token,
+            # the second meets this claim and claims nothing.
+            self._asks.spend(token_hash(call.confirm_token), decision.check_id, now)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,
             row_id=0,
@@ -449,7 +543,8 @@ class DedupService:
         return replace(base, differing_fields=best[2], differing_from=best[1].call_id)
 
     def _log(self, proposal: Proposal, decision: Decision, now: float, key_id: str | None) -> None:
-        match = decision.match
+        observed = decision.observed
+        match = decision.match if observed is None else observed.match
         self._ledger.append_log(
             LogEntry(
                 check_id=decision.check_id,
@@ -469,6 +564,7 @@ class DedupService:
                 borderline=decision.borderline,
                 tenant=proposal.scope.tenant,
                 key_id=key_id,
+                observed=None if observed is None else observed.kind.value,
             )
         )
 
@@ -534,6 +630,9 @@ class DedupService:
                 hook.purged()
         if log_retention_seconds is not None:
             self._ledger.purge_log(now - log_retention_seconds)
+        # An ask is kept while its log entry may be: the review page shows how it ended.
+        kept = keep if log_retention_seconds is None else log_retention_seconds
+        self._ledger.purge_asks(now - kept)
         return removed
 
 
@@ -559,6 +658,31 @@ def _check_budget(canonical: CanonicalCall, policy: ToolPolicy) -> None:
             f"the call has {chars} characters of free text; the tool's policy allows"
             f" {policy.max_text_chars} (max_text_chars)"
         )
+
+
+def _hashes(proposal: Proposal) -> tuple[str, str]:
+    """What a confirm token is bound to: the canonical args, and the args as sent."""
+    return proposal.canonical.args_hash, sent_hash(proposal.call.args)
+
+
+def _ask_notes(match: Match) -> tuple[str, ...]:
+    if match.hold is not None:
+        return (f"the verifier could not account for a change ({match.hold}): the caller is asked",)
+    return ("borderline semantic match: policy action is ask",)
+
+
+def _differing(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]:
+    """The fields whose values differ from the earlier call's (a long text's windows as
+    its one field)."""
+    theirs = leaf_texts(earlier)
+    paths = {
+        window_field(leaf.path)
+        for leaf in proposal.canonical.semantic_leaves
+        if theirs.get(leaf.path) != leaf.text
+    }
+    exact = dict(earlier.exact_leaves)
+    paths |= {path for path, value in proposal.canonical.exact_leaves if exact.get(path) != value}
+    return tuple(sorted(paths))
 
 
 def _signature_fields(

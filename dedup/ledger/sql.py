@@ -10,6 +10,7 @@ from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
 from tooldedup.dedup.errors import Conflict, NotFound
+from tooldedup.dedup.ledger.ask_store import SqlAskStore
 from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, KeyKind, Lookup
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.log_store import SqlLogStore
@@ -38,7 +39,7 @@ _LOOKUP_SQL = {
 }
 
 
-class SqlLedger(SqlLogStore):
+class SqlLedger(SqlLogStore, SqlAskStore):
     """Calls, outcomes, policies and the decision log in one SQL database."""
 
     _legacy: bool | None = None

@@ -173,7 +173,15 @@ class DedupService:
         if call.confirm_token is not None:
             if dry_run:
                 raise InvalidInput("a dry run cannot confirm: send confirm_token without dry_run")
-            confirmed_ask = self._asks.accept(call, proposal.scope, _hashes(proposal), now).check_id
+            # A client's retry of a confirmation whose answer was lost spent the token
+            # already: its attempt token finds that claim, which answers it again.
+            since = now - policy.window_seconds
+            retried = call.attempt_token is not None and (
+                self._ledger.by_attempt_token(proposal.scope, call.attempt_token, since) is not None
+            )
+            if not retried:
+                hashes = _hashes(proposal)
+                confirmed_ask = self._asks.accept(call, proposal.scope, hashes, now).check_id
         base = Decision(
             DecisionKind.PROCEED,
             check_id,

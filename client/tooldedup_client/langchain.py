@@ -6,7 +6,8 @@
 The session is the LangGraph ``thread_id`` of the run (``config["configurable"]``), or the
 ``session_id`` given here. A repeat answers the model with the service's note and the
 earlier result; a call the service asks about answers with the note, and runs when the
-model calls it again with ``confirm_token`` (taken off before the tool sees the args). Needs ``pip install 'tooldedup-client[langchain]'``.
+model calls it again with ``confirm_token`` (taken off before the tool sees the args).
+Needs ``pip install 'tooldedup-client[langchain]'``.
 """
 
 from __future__ import annotations

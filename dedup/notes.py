@@ -71,7 +71,7 @@ def _how(record: CallRecord) -> str:
     if record.status is CallStatus.PENDING:
         return "it is still running"
     if record.status is CallStatus.SUCCEEDED:
-        shown = _shown(record.result)
+        shown = _shown(_readable(record.result))
         return f"it succeeded with {shown}" if shown else "it succeeded"
     if record.status is CallStatus.FAILED and record.failure_class is FailureClass.POISON:
         shown = _shown(record.error)
@@ -79,6 +79,19 @@ def _how(record: CallRecord) -> str:
     if record.status is CallStatus.FAILED and record.failure_class is FailureClass.RETRYABLE:
         return "it failed and may be tried again"
     return "whether it took effect is not known"
+
+
+def _readable(result: Any) -> Any:
+    """A stored result as the model last read it: an MCP result's first text block, a
+    result's flags left out (they say little)."""
+    if not isinstance(result, dict):
+        return result
+    content = result.get("content")
+    if isinstance(content, list):
+        texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        if texts and isinstance(texts[0], str):
+            return texts[0]
+    return {key: value for key, value in result.items() if not isinstance(value, bool)}
 
 
 def _shown(value: Any) -> str:

@@ -309,3 +309,37 @@ def test_notes_stay_short_and_show_no_secrets(
     assert len(note) <= 800
     assert "sk-secret-value" not in note
     assert "hunter2" not in note
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        "ask",
+        [1],
+        [None],
+        ["a" * 33],
+        ["ask"] * 17,
+        {"ask": True},
+    ],
+)
+def test_malformed_answers_are_refused(client: TestClient, answers: Any) -> None:
+    body = {"session_id": "s1", "tool": "send_email", "args": FIRST, "answers": answers}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_request"
+    assert _calls(client) == 0
+
+
+def test_an_oversized_answers_header_is_refused(client: TestClient) -> None:
+    body = {"session_id": "s1", "tool": "send_email", "args": FIRST}
+    response = client.post("/v1/check", json=body, headers={"X-Tooldedup-Answers": "a" * 300})
+    assert response.status_code == 422
+    assert _calls(client) == 0
+
+
+def test_a_dry_run_ask_hands_out_no_token(client: TestClient) -> None:
+    _sent(client)
+    asked = check(client, AGAIN, answers=["ask"], dry_run=True)
+    assert asked["decision"] == "ask"
+    assert asked["ask"] is None
+    assert "send the same call again, confirmed" in asked["note"]

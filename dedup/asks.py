@@ -10,11 +10,22 @@ import hashlib
 import re
 import secrets
 
+from tooldedup.dedup.canonical import sent_hash, window_field
 from tooldedup.dedup.errors import ConfirmTokenRejected, InvalidInput
+from tooldedup.dedup.funnel import Proposal, leaf_texts
 from tooldedup.dedup.ledger.base import AskRecord, Ledger
-from tooldedup.dedup.records import Match, Scope, ToolCall
+from tooldedup.dedup.notes import ask_note, repeat_note
+from tooldedup.dedup.records import CallRecord, Decision, DecisionKind, Match, Scope, ToolCall
 
-__all__ = ["CONFIRM_TOKEN_PATTERN", "AskBook", "token_hash"]
+__all__ = [
+    "CONFIRM_TOKEN_PATTERN",
+    "AskBook",
+    "ask_notes",
+    "bound_hashes",
+    "differing_fields",
+    "model_note",
+    "token_hash",
+]
 
 CONFIRM_TOKEN_PATTERN = r"^cfm_[0-9a-f]{40}$"
 _TOKEN = re.compile(CONFIRM_TOKEN_PATTERN)
@@ -104,3 +115,42 @@ class AskBook:
         first."""
         if not self._ledger.use_ask(hashed, check_id, now):
             raise ConfirmTokenRejected("this confirm_token was already used", "used")
+
+
+def bound_hashes(proposal: Proposal) -> tuple[str, str]:
+    """What a confirm token is bound to: the canonical args, and the args as sent."""
+    return proposal.canonical.args_hash, sent_hash(proposal.call.args)
+
+
+def ask_notes(match: Match) -> tuple[str, ...]:
+    """Why the caller is asked, for ``explain``."""
+    if match.hold is not None:
+        return (f"the verifier could not account for a change ({match.hold}): the caller is asked",)
+    return ("borderline semantic match: policy action is ask",)
+
+
+def differing_fields(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]:
+    """The fields whose values differ from the earlier call's (a long text's windows as
+    its one field)."""
+    theirs = leaf_texts(earlier)
+    paths = {
+        window_field(leaf.path)
+        for leaf in proposal.canonical.semantic_leaves
+        if theirs.get(leaf.path) != leaf.text
+    }
+    exact = dict(earlier.exact_leaves)
+    paths |= {path for path, value in proposal.canonical.exact_leaves if exact.get(path) != value}
+    return tuple(sorted(paths))
+
+
+def model_note(proposal: Proposal, decision: Decision, now: float) -> str | None:
+    """The note for the model, where its answer has one and the policy wants it."""
+    match, tool = decision.match, proposal.call.tool
+    if match is None:
+        return None
+    if decision.kind is DecisionKind.ASK:
+        token = None if decision.ask is None else decision.ask.confirm_token
+        return ask_note(tool, match.call, now, token, differing_fields(proposal, match.call))
+    if decision.kind is DecisionKind.PROCEED or not proposal.policy.model_notes:
+        return None
+    return repeat_note(tool, match.call, decision.kind, now)

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
-from tooldedup.dedup.asks import AskBook, token_hash
+from tooldedup.dedup.asks import AskBook, ask_notes, bound_hashes, model_note, token_hash
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
     canonical_json,
@@ -33,7 +33,7 @@ from tooldedup.dedup.errors import (
     StoreUnavailable,
 )
 from tooldedup.dedup.explain import explain_data
-from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, leaf_texts, run_funnel
+from tooldedup.dedup.funnel import FunnelHooks, FunnelStage, Proposal, run_funnel
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger.base import (
     ClaimConflict,
@@ -46,7 +46,6 @@ from tooldedup.dedup.ledger.base import (
 )
 from tooldedup.dedup.legacy import legacy_args_hash
 from tooldedup.dedup.locks import KeyedLocks
-from tooldedup.dedup.notes import ask_note, repeat_note
 from tooldedup.dedup.policy import BorderlineAction, Enforcement, PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import TextReader
 from tooldedup.dedup.records import (
@@ -180,7 +179,7 @@ class DedupService:
                 self._ledger.by_attempt_token(proposal.scope, call.attempt_token, since) is not None
             )
             if not retried:
-                hashes = _hashes(proposal)
+                hashes = bound_hashes(proposal)
                 confirmed_ask = self._asks.accept(call, proposal.scope, hashes, now).check_id
         base = Decision(
             DecisionKind.PROCEED,
@@ -217,14 +216,14 @@ class DedupService:
             token, expires_at = self._asks.open(
                 call,
                 proposal.scope,
-                _hashes(proposal),
+                bound_hashes(proposal),
                 check_id,
                 decision.match,
                 now,
                 policy.ask_ttl_seconds,
             )
             decision = replace(decision, ask=AskTicket(token, expires_at))
-        decision = replace(decision, note=self._note(proposal, decision, now))
+        decision = replace(decision, note=model_note(proposal, decision, now))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
             self._log(proposal, decision, now, key_id)
@@ -371,7 +370,7 @@ class DedupService:
                 note = f"confirmed by the caller (ask {base.confirmed_ask})"
                 match, base = None, replace(base, notes=(*base.notes, note))
             elif call.handles_ask:
-                ask = replace(base, kind=DecisionKind.ASK, match=match, notes=_ask_notes(match))
+                ask = replace(base, kind=DecisionKind.ASK, match=match, notes=ask_notes(match))
                 if policy.enforcement is Enforcement.OBSERVE:
                     return self._observe(proposal, ask, now, claim)
                 return ask
@@ -464,18 +463,6 @@ class DedupService:
             notes=(*decision.notes, note),
         )
         return self._claim(proposal, decision, now, None) if claim else decision
-
-    def _note(self, proposal: Proposal, decision: Decision, now: float) -> str | None:
-        """The note for the model, where its answer has one and the policy wants it."""
-        match, tool = decision.match, proposal.call.tool
-        if match is None:
-            return None
-        if decision.kind is DecisionKind.ASK:
-            token = None if decision.ask is None else decision.ask.confirm_token
-            return ask_note(tool, match.call, now, token, _differing(proposal, match.call))
-        if decision.kind is DecisionKind.PROCEED or not proposal.policy.model_notes:
-            return None
-        return repeat_note(tool, match.call, decision.kind, now)
 
     def _claim(
         self, proposal: Proposal, decision: Decision, now: float, attempt_of: str | None
@@ -666,31 +653,6 @@ def _check_budget(canonical: CanonicalCall, policy: ToolPolicy) -> None:
             f"the call has {chars} characters of free text; the tool's policy allows"
             f" {policy.max_text_chars} (max_text_chars)"
         )
-
-
-def _hashes(proposal: Proposal) -> tuple[str, str]:
-    """What a confirm token is bound to: the canonical args, and the args as sent."""
-    return proposal.canonical.args_hash, sent_hash(proposal.call.args)
-
-
-def _ask_notes(match: Match) -> tuple[str, ...]:
-    if match.hold is not None:
-        return (f"the verifier could not account for a change ({match.hold}): the caller is asked",)
-    return ("borderline semantic match: policy action is ask",)
-
-
-def _differing(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]:
-    """The fields whose values differ from the earlier call's (a long text's windows as
-    its one field)."""
-    theirs = leaf_texts(earlier)
-    paths = {
-        window_field(leaf.path)
-        for leaf in proposal.canonical.semantic_leaves
-        if theirs.get(leaf.path) != leaf.text
-    }
-    exact = dict(earlier.exact_leaves)
-    paths |= {path for path, value in proposal.canonical.exact_leaves if exact.get(path) != value}
-    return tuple(sorted(paths))
 
 
 def _signature_fields(

@@ -224,6 +224,7 @@ class PolicyBody(BaseModel):
     enforcement: Literal["enforce", "observe"] | None = None
     ask_ttl_seconds: float | None = None
     model_notes: StrictBool | None = None
+    ask_unconfirmed: StrictBool | None = None
 
     @field_validator(
         "min_fuzzy_ratio",

@@ -1,6 +1,6 @@
 """The held-out half replayed through the real service, by a caller that handles ``ask``.
 
-    python -m benchmarks.ask_replay [--limit N] [--out benchmarks/results/ask-replay.md]
+    python -m benchmarks.ask_replay [--limit N] [--ask-unconfirmed] [--out FILE]
 
 Each held-out pair of ``calibration/data/pairs.jsonl`` (the half ``tooldedup calibrate``
 never trains on): ``a`` is checked and completed in a session of its own, then ``b`` is
@@ -8,7 +8,9 @@ checked twice, as a dry run (nothing is claimed, so the second sees what the fir
 once by a caller that sends ``answers: ["ask"]`` and once by one that does not (today's
 answer, the policy's ``unsure_action``, which is ``proceed`` by default). The table counts
 the answers per category of pair: distinct pairs answered ``duplicate`` are silent drops;
-repeats answered ``proceed`` run twice; asks go to the agent.
+repeats answered ``proceed`` run twice; asks go to the agent. ``--ask-unconfirmed`` replays
+under ``ask_unconfirmed = true`` (a semantic match the verifier only did not object to is
+asked about too), into ``ask-replay-unconfirmed.md``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tooldedup.calibration.command import held_out
 from tooldedup.calibration.compare import DISTINCT_KINDS, DUPLICATE_KINDS
 from tooldedup.calibration.samples import LabelledPair, load_pairs
 from tooldedup.dedup.errors import DedupError
-from tooldedup.dedup.policy import PolicySet
+from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT, CallStatus, Outcome, Stage, ToolCall
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_embedder, build_service
@@ -32,11 +34,13 @@ RESULTS = Path(__file__).parent / "results"
 _ANSWERS = ("proceed", "duplicate", "ask", "in_progress", "reconcile")
 
 
-def replay(pairs: list[LabelledPair], workdir: Path) -> dict[str, Counter[str]]:
+def replay(
+    pairs: list[LabelledPair], workdir: Path, policies: PolicySet
+) -> dict[str, Counter[str]]:
     """Counts per category: ``ask:<answer>`` and ``old:<answer>``, ``exact`` (a duplicate
     the exact stage made), ``rejected`` (refused as invalid input)."""
     settings = ServiceSettings(db_path=workdir / "replay.db")
-    built = build_service(settings, embedder=build_embedder(settings), policies=PolicySet())
+    built = build_service(settings, embedder=build_embedder(settings), policies=policies)
     service = built.service
     counts: dict[str, Counter[str]] = {}
     try:
@@ -61,6 +65,11 @@ def replay(pairs: list[LabelledPair], workdir: Path) -> dict[str, Counter[str]]:
             fixed = asked.match is not None and asked.match.stage is Stage.EXACT
             if asked.kind.value == "duplicate" and fixed:
                 tally["exact"] += 1
+            if asked.kind.value == "duplicate" and asked.match is not None and not fixed:
+                # What settled a duplicate past the exact stage: the verifier's confirmation,
+                # or only its lack of objection.
+                verdict = asked.reports[-1].verdict if asked.reports else None
+                tally[f"verdict:{asked.match.stage.value}:{verdict}"] += 1
     finally:
         built.close()
     return counts
@@ -83,6 +92,12 @@ def table(counts: dict[str, Counter[str]]) -> str:
         lines.append(_row(kind, label, tally))
     for label, tally in totals.items():
         lines.append(_row(f"**all {label}s**", label, tally))
+    lines += ["", "Duplicates past the exact stage, by the stage and the verifier's verdict:", ""]
+    lines += ["| label | stage: verdict | pairs |", "| --- | --- | ---: |"]
+    for label, tally in totals.items():
+        for key in sorted(k for k in tally if k.startswith("verdict:")):
+            _, stage, verdict = key.split(":")
+            lines.append(f"| {label} | {stage}: {verdict} | {tally[key]} |")
     return "\n".join(lines)
 
 
@@ -98,24 +113,29 @@ def main(argv: list[str] | None = None) -> int:
     """Replay the held-out half and print (and write) the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
-    parser.add_argument("--out", type=Path, default=RESULTS / "ask-replay.md")
+    parser.add_argument("--ask-unconfirmed", action="store_true")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    name = "ask-replay-unconfirmed.md" if args.ask_unconfirmed else "ask-replay.md"
+    out = args.out or RESULTS / name
+    policies = PolicySet(ToolPolicy(ask_unconfirmed=args.ask_unconfirmed))
     pairs = [p for p in load_pairs(PAIRS) if held_out(p.group or p.ref)][: args.limit]
     with tempfile.TemporaryDirectory() as workdir:
-        counts = replay(pairs, Path(workdir))
+        counts = replay(pairs, Path(workdir), policies)
     text = table(counts)
     rejected = sum(tally["rejected"] for tally in counts.values())
+    setting = "ask_unconfirmed = true" if args.ask_unconfirmed else "default policy"
     report = (
         '# The held-out half, replayed with answers: ["ask"]\n\n'
         "<!-- --8<-- [start:table] -->\n"
         f"`python -m benchmarks.ask_replay`: {len(pairs)} held-out pairs of"
-        f" calibration/data/pairs.jsonl, default policy, pair model on; {rejected} refused as"
+        f" calibration/data/pairs.jsonl, {setting}, pair model on; {rejected} refused as"
         " invalid input. Each pair's second call is answered once to a caller that handles"
         ' `ask` and once to one that does not (`unsure_action = "proceed"`).\n\n'
         f"{text}\n<!-- --8<-- [end:table] -->\n"
     )
     print(report)
-    args.out.write_text(report, encoding="utf-8")
+    out.write_text(report, encoding="utf-8")
     return 0
 
 

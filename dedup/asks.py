@@ -126,6 +126,8 @@ def ask_notes(match: Match) -> tuple[str, ...]:
     """Why the caller is asked, for ``explain``."""
     if match.hold is not None:
         return (f"the verifier could not account for a change ({match.hold}): the caller is asked",)
+    if not match.borderline:
+        return ("the verifier did not confirm this match (ask_unconfirmed): the caller is asked",)
     return ("borderline semantic match: policy action is ask",)
 
 

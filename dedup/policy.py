@@ -141,6 +141,9 @@ class ToolPolicy:
     ask_ttl_seconds: float = 600.0
     # Whether duplicate, in-progress and ask answers carry a note for the model.
     model_notes: bool = True
+    # Also ask (callers that handle it) about a semantic match the verifier did not
+    # confirm but only did not object to; other callers still get ``duplicate``.
+    ask_unconfirmed: bool = False
 
     def __post_init__(self) -> None:
         _check_range("min_fuzzy_ratio", self.min_fuzzy_ratio, 0.0, 100.0)
@@ -157,8 +160,9 @@ class ToolPolicy:
         _check_range("max_text_chars", self.max_text_chars, 0, 1 << 20)
         _check_range("max_comparisons", self.max_comparisons, 1, 10_000_000)
         _check_range("ask_ttl_seconds", self.ask_ttl_seconds, 1.0, 86_400.0)
-        if not isinstance(self.model_notes, bool):
-            raise InvalidInput("model_notes must be true or false")
+        for name in ("model_notes", "ask_unconfirmed"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInput(f"{name} must be true or false")
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
             _check_paths(name, getattr(self, name))
         both = set(self.exact_fields) & set(self.semantic_fields)
@@ -195,7 +199,7 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "unsure_action": UnsureAction,
     "enforcement": Enforcement,
 }
-_BOOL_FIELDS = frozenset({"model_notes"})
+_BOOL_FIELDS = frozenset({"model_notes", "ask_unconfirmed"})
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
 _INT_FIELDS = frozenset(
     {"max_candidates", "max_fuzzy_edits", "max_text_leaves", "max_text_chars", "max_comparisons"}

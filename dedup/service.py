@@ -363,8 +363,8 @@ class DedupService:
             is not None
         ]
         match, reports = run_funnel(self._stages, proposal, candidates)
-        if match is not None and match.borderline and self._askable(proposal, match, now):
-            base = replace(base, borderline=True, reports=reports)
+        if match is not None and self._askable(proposal, match, reports, now):
+            base = replace(base, borderline=match.borderline, reports=reports)
             if call.confirm_token is not None:
                 # The caller was asked about this very call and means it: it runs.
                 note = f"confirmed by the caller (ask {base.confirmed_ask})"
@@ -439,12 +439,21 @@ class DedupService:
             return self._claim(proposal, decision, now, match.call.call_id)
         return decision
 
-    def _askable(self, proposal: Proposal, match: Match, now: float) -> bool:
-        """Whether a band match is one the agent would be asked about: the verifier could
-        not account for the change, or the policy says ask; and it would not run anyway."""
-        unsure = match.hold is not None
-        asks = proposal.policy.borderline_action is BorderlineAction.ASK
-        return (unsure or asks) and answer_for(match.call, now) is not DecisionKind.PROCEED
+    def _askable(
+        self, proposal: Proposal, match: Match, reports: tuple[StageReport, ...], now: float
+    ) -> bool:
+        """Whether a match is one the agent would be asked about (when it would not run
+        anyway): a band match the verifier could not account for, or one the policy says
+        to ask about; with ``ask_unconfirmed``, also a semantic match the verifier only
+        did not object to."""
+        policy = proposal.policy
+        if answer_for(match.call, now) is DecisionKind.PROCEED:
+            return False
+        if match.borderline:
+            return match.hold is not None or policy.borderline_action is BorderlineAction.ASK
+        verdict = reports[-1].verdict if reports else None
+        unconfirmed = match.stage is Stage.SEMANTIC and verdict == "no_objection"
+        return policy.ask_unconfirmed and unconfirmed
 
     def _observe(self, proposal: Proposal, decision: Decision, now: float, claim: bool) -> Decision:
         """Observe mode: the would-be answer is kept; the call proceeds and claims as usual.

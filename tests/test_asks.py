@@ -343,3 +343,24 @@ def test_a_dry_run_ask_hands_out_no_token(client: TestClient) -> None:
     assert asked["decision"] == "ask"
     assert asked["ask"] is None
     assert "send the same call again, confirmed" in asked["note"]
+
+
+def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
+    client: TestClient,
+) -> None:
+    """A reworded repeat the verifier has no objection to is a duplicate by default; under
+    ask_unconfirmed, a caller that handles ask is asked instead; others still get duplicate."""
+    reworded = (
+        "Hi Bob, the Q3 report is attached, as promised. Let me know if you have any questions."
+    )
+    _sent(client)
+    args = {"to": "bob@example.com", "body": reworded}
+    assert check(client, args, answers=["ask"], dry_run=True)["decision"] == "duplicate"
+    client.put("/v1/tools/send_email/policy", json={"ask_unconfirmed": True})
+    asked = check(client, args, answers=["ask"])
+    assert asked["decision"] == "ask"
+    assert asked["explain"]["stages"][-1]["verdict"] == "no_objection"
+    assert "ask_unconfirmed" in asked["explain"]["notes"][0]
+    assert check(client, args, dry_run=True)["decision"] == "duplicate"
+    token = asked["ask"]["confirm_token"]
+    assert check(client, args, confirm_token=token)["decision"] == "proceed"

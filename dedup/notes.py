@@ -82,11 +82,13 @@ def _how(record: CallRecord) -> str:
 
 
 def _readable(result: Any) -> Any:
-    """A stored result as the model last read it: an MCP result's first text block, a
-    result's flags left out (they say little)."""
+    """A stored result as the model last read it: its ``content`` text (an MCP result's
+    first text block), else the result with its flags left out (they say little)."""
     if not isinstance(result, dict):
         return result
     content = result.get("content")
+    if isinstance(content, str):
+        return content
     if isinstance(content, list):
         texts = [b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"]
         if texts and isinstance(texts[0], str):

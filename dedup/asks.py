@@ -15,6 +15,7 @@ from tooldedup.dedup.errors import ConfirmTokenRejected, InvalidInput
 from tooldedup.dedup.funnel import Proposal, leaf_texts
 from tooldedup.dedup.ledger.base import AskRecord, Ledger
 from tooldedup.dedup.notes import ask_note, repeat_note
+from tooldedup.dedup.policy import BorderlineAction, ToolPolicy
 from tooldedup.dedup.records import CallRecord, Decision, DecisionKind, Match, Scope, ToolCall
 
 __all__ = [
@@ -122,13 +123,13 @@ def bound_hashes(proposal: Proposal) -> tuple[str, str]:
     return proposal.canonical.args_hash, sent_hash(proposal.call.args)
 
 
-def ask_notes(match: Match) -> tuple[str, ...]:
+def ask_notes(match: Match, policy: ToolPolicy) -> tuple[str, ...]:
     """Why the caller is asked, for ``explain``."""
     if match.hold is not None:
         return (f"the verifier could not account for a change ({match.hold}): the caller is asked",)
-    if not match.borderline:
-        return ("the verifier did not confirm this match (ask_unconfirmed): the caller is asked",)
-    return ("borderline semantic match: policy action is ask",)
+    if match.borderline and policy.borderline_action is BorderlineAction.ASK:
+        return ("borderline semantic match: policy action is ask",)
+    return ("the verifier did not confirm this match (ask_unconfirmed): the caller is asked",)
 
 
 def differing_fields(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]:

@@ -370,7 +370,9 @@ class DedupService:
                 note = f"confirmed by the caller (ask {base.confirmed_ask})"
                 match, base = None, replace(base, notes=(*base.notes, note))
             elif call.handles_ask:
-                ask = replace(base, kind=DecisionKind.ASK, match=match, notes=ask_notes(match))
+                ask = replace(
+                    base, kind=DecisionKind.ASK, match=match, notes=ask_notes(match, policy)
+                )
                 if policy.enforcement is Enforcement.OBSERVE:
                     return self._observe(proposal, ask, now, claim)
                 return ask
@@ -449,8 +451,10 @@ class DedupService:
         policy = proposal.policy
         if answer_for(match.call, now) is DecisionKind.PROCEED:
             return False
-        if match.borderline:
-            return match.hold is not None or policy.borderline_action is BorderlineAction.ASK
+        if match.hold is not None:
+            return True
+        if match.borderline and policy.borderline_action is BorderlineAction.ASK:
+            return True
         verdict = reports[-1].verdict if reports else None
         unconfirmed = match.stage is Stage.SEMANTIC and verdict == "no_objection"
         return policy.ask_unconfirmed and unconfirmed

@@ -21,6 +21,8 @@ from tooldedup.dedup.protocols import Embedder, PairScorer
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
 # The verifier cannot account for the dropped "any": neither surely the same nor different.
 UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+# The README's paraphrase: a borderline semantic match the verifier has no objection to.
+REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
 FIRST = {"to": "bob@example.com", "body": BODY}
 AGAIN = {"to": "bob@example.com", "body": UNSURE}
 
@@ -125,10 +127,9 @@ def test_others_get_the_unsure_action(
 
 def test_borderline_action_ask(client: TestClient) -> None:
     """A band match under borderline_action = "ask" asks; others get unsure_action."""
-    reworded = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
     client.put("/v1/tools/send_email/policy", json={"borderline_action": "ask"})
     _sent(client)
-    args = {"to": "bob@example.com", "body": reworded}
+    args = {"to": "bob@example.com", "body": REWORDED}
     asked = check(client, args, answers=["ask"])
     assert asked["decision"] == "ask"
     assert asked["explain"]["borderline"] is True
@@ -362,5 +363,9 @@ def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
     assert asked["explain"]["stages"][-1]["verdict"] == "no_objection"
     assert "ask_unconfirmed" in asked["explain"]["notes"][0]
     assert check(client, args, dry_run=True)["decision"] == "duplicate"
+    # In the borderline band too (under borderline_action = "duplicate").
+    band = {"to": "bob@example.com", "body": REWORDED}
+    in_band = check(client, band, answers=["ask"], dry_run=True)
+    assert (in_band["decision"], in_band["explain"]["borderline"]) == ("ask", True)
     token = asked["ask"]["confirm_token"]
     assert check(client, args, confirm_token=token)["decision"] == "proceed"

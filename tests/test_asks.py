@@ -369,3 +369,34 @@ def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
     assert (in_band["decision"], in_band["explain"]["borderline"]) == ("ask", True)
     token = asked["ask"]["confirm_token"]
     assert check(client, args, confirm_token=token)["decision"] == "proceed"
+
+
+def test_asks_across_both_stores(
+    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+) -> None:
+    """Tokens live in the store: asked, confirmed once, refused after, on SQLite and
+    PostgreSQL alike (and so across workers sharing one)."""
+    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    with TestClient(app) as client:
+        _sent(client)
+        asked = [_ask(client) for _ in range(2)]
+        tokens = [a["ask"]["confirm_token"] for a in asked]
+        clock.now += 1
+        first = check(client, AGAIN, confirm_token=tokens[0])
+        assert first["decision"] == "proceed"
+        second = check(client, AGAIN, confirm_token=tokens[1])
+        assert (second["decision"], second["call_id"]) == ("in_progress", first["call_id"])
+        reused = client.post(
+            "/v1/check",
+            json={
+                "session_id": "s1",
+                "tool": "send_email",
+                "args": AGAIN,
+                "confirm_token": tokens[0],
+            },
+        )
+        assert reused.json()["error"]["code"] == "confirm_token_used"
+        clock.now += 700
+        log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
+        assert sorted(e["ask_ending"] for e in log) == ["abandoned", "confirmed"]
+        assert _calls(client) == 2

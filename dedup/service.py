@@ -484,9 +484,10 @@ class DedupService:
         if self._caps is not None:
             # Only a new claim counts against the cap: answers about stored calls never do.
             self._caps.admit(call.tenant)
-        if call.confirm_token is not None:
+        if call.confirm_token is not None and decision.confirmed_ask is not None:
             # Spent with the claim, under the scope lock: of two checks sending one token,
-            # the second meets this claim and claims nothing.
+            # the second meets this claim and claims nothing. (A retry of a confirmation
+            # that already spent it, found by its attempt token, spends nothing.)
             self._asks.spend(token_hash(call.confirm_token), decision.check_id, now)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,

@@ -400,3 +400,16 @@ def test_asks_across_both_stores(
         log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
         assert sorted(e["ask_ending"] for e in log) == ["abandoned", "confirmed"]
         assert _calls(client) == 2
+
+
+def test_a_retried_confirmation_gets_its_first_answer(client: TestClient) -> None:
+    """The client resends a check with its attempt token when the answer is lost: the
+    confirmation that spent the token is answered again, not refused."""
+    _sent(client)
+    token = _ask(client)["ask"]["confirm_token"]
+    sent = {"confirm_token": token, "attempt_token": "at-1"}
+    first = check(client, AGAIN, **sent)
+    again = check(client, AGAIN, **sent)
+    assert (first["decision"], again["decision"]) == ("proceed", "proceed")
+    assert again["call_id"] == first["call_id"]
+    assert _calls(client) == 2

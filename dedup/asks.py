@@ -43,7 +43,7 @@ class AskBook:
     def __init__(self, ledger: Ledger) -> None:
         self._ledger = ledger
 
-    def open(
+    def make(
         self,
         call: ToolCall,
         scope: Scope,
@@ -52,14 +52,16 @@ class AskBook:
         match: Match,
         now: float,
         ttl_seconds: float,
-    ) -> tuple[str, float]:
-        """Store a new ask for ``call``; return its token and when the token expires.
+    ) -> tuple[str, AskRecord]:
+        """A new ask for ``call``: its token, and the record to store (with the check's log
+        line, in one write).
 
         ``hashes`` are the call's canonical args hash and the hash of its args as sent.
         """
         token = "cfm_" + secrets.token_hex(20)
         expires_at = now + ttl_seconds
-        self._ledger.open_ask(
+        return (
+            token,
             AskRecord(
                 token_hash=token_hash(token),
                 check_id=check_id,
@@ -72,9 +74,8 @@ class AskBook:
                 matched_call_id=match.call.call_id,
                 created_at=now,
                 expires_at=expires_at,
-            )
+            ),
         )
-        return token, expires_at
 
     def accept(
         self, call: ToolCall, scope: Scope, hashes: tuple[str, str], now: float

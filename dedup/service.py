@@ -213,7 +213,7 @@ class DedupService:
                     decision = self._decide(proposal, base, self._clock(), claim=True)
         if decision.kind is DecisionKind.ASK and not dry_run:
             assert decision.match is not None
-            token, expires_at = self._asks.open(
+            token, ask = self._asks.make(
                 call,
                 proposal.scope,
                 bound_hashes(proposal),
@@ -222,11 +222,18 @@ class DedupService:
                 now,
                 policy.ask_ttl_seconds,
             )
-            decision = replace(decision, ask=AskTicket(token, expires_at))
+            decision = replace(decision, ask=AskTicket(token, ask.expires_at))
+            decision = replace(decision, note=model_note(proposal, decision, now))
+            decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
+            # The token and the log line in one write; unlike a claim's log line, this one
+            # may not be lost: a token the store does not hold could never confirm (a 503
+            # here stored nothing, and the check may simply be sent again).
+            self._ledger.append_log_and_ask(self._entry(proposal, decision, now, key_id), ask)
+            return decision
         decision = replace(decision, note=model_note(proposal, decision, now))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
-            self._log(proposal, decision, now, key_id)
+            self._ledger.append_log(self._entry(proposal, decision, now, key_id))
             if decision.confirmed_ask is not None and decision.call is not None:
                 # The caller's word that the call asked about is another request: a label
                 # for calibration, and that match does not recur for these args.
@@ -551,30 +558,31 @@ class DedupService:
             return base
         return replace(base, differing_fields=best[2], differing_from=best[1].call_id)
 
-    def _log(self, proposal: Proposal, decision: Decision, now: float, key_id: str | None) -> None:
+    def _entry(
+        self, proposal: Proposal, decision: Decision, now: float, key_id: str | None
+    ) -> LogEntry:
+        """The decision log's line for this check."""
         observed = decision.observed
         match = decision.match if observed is None else observed.match
-        self._ledger.append_log(
-            LogEntry(
-                check_id=decision.check_id,
-                ts=now,
-                scope=proposal.scope.name,
-                session_id=proposal.call.session_id,
-                tool=proposal.call.tool,
-                args=proposal.canonical.args,
-                decision=decision.kind.value,
-                stage=None if match is None else match.stage.value,
-                score=None if match is None else match.score,
-                call_id=None if decision.call is None else decision.call.call_id,
-                matched_call_id=None if match is None else match.call.call_id,
-                latency_ms=decision.latency_ms,
-                dry_run=decision.dry_run,
-                explain=explain_data(decision),
-                borderline=decision.borderline,
-                tenant=proposal.scope.tenant,
-                key_id=key_id,
-                observed=None if observed is None else observed.kind.value,
-            )
+        return LogEntry(
+            check_id=decision.check_id,
+            ts=now,
+            scope=proposal.scope.name,
+            session_id=proposal.call.session_id,
+            tool=proposal.call.tool,
+            args=proposal.canonical.args,
+            decision=decision.kind.value,
+            stage=None if match is None else match.stage.value,
+            score=None if match is None else match.score,
+            call_id=None if decision.call is None else decision.call.call_id,
+            matched_call_id=None if match is None else match.call.call_id,
+            latency_ms=decision.latency_ms,
+            dry_run=decision.dry_run,
+            explain=explain_data(decision),
+            borderline=decision.borderline,
+            tenant=proposal.scope.tenant,
+            key_id=key_id,
+            observed=None if observed is None else observed.kind.value,
         )
 
     def complete(self, tenant: str, call_id: str, outcome: Outcome) -> CallRecord:

@@ -21,7 +21,7 @@ class SqlAskStore:
     db: Database
 
     def open_ask(self, ask: AskRecord) -> None:
-        """Store a new ask and its confirm token's hash."""
+        """Store a new ask and its confirm token's hash (in the caller's write)."""
         self.db.execute(
             f"INSERT INTO asks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (

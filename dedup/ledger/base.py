@@ -255,8 +255,8 @@ class Ledger(Protocol):
         """Label a logged check; a 'distinct' label on a match rules that match out."""
         ...
 
-    def open_ask(self, ask: AskRecord) -> None:
-        """Store a new ask and its confirm token's hash."""
+    def append_log_and_ask(self, entry: LogEntry, ask: AskRecord) -> None:
+        """Append an ``ask``'s log entry and store the ask, in one write."""
         ...
 
     def find_ask(self, tenant: str, token_hash: str) -> AskRecord | None:

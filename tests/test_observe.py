@@ -14,7 +14,9 @@ from tests.helpers import EMAIL, check, complete
 from tooldedup.api.app import create_app
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
+from tooldedup.calibration.command import predicted_changes
 from tooldedup.calibration.samples import samples_from_log
+from tooldedup.dedup.policy import PolicySet
 from tooldedup.dedup.protocols import Embedder, PairScorer
 
 UNSURE = {
@@ -132,3 +134,18 @@ def test_bad_settings_are_refused(client: TestClient, setting: str, value: objec
     response = client.put("/v1/tools/send_email/policy", json={setting: value})
     assert response.status_code == 422
     assert response.json()["error"]["code"] in ("invalid_request", "invalid_input")
+
+
+def test_calibrate_names_the_would_be_answer() -> None:
+    """A predicted change of an observed check says what it would have answered."""
+    entry = {
+        "check_id": "chk_1",
+        "tool": "send_email",
+        "stage": "semantic",
+        "decision": "proceed",
+        "observed": "duplicate",
+        "explain": {"stages": [{"stage": "semantic", "score": 0.5, "verdict": "no_objection"}]},
+    }
+    assert predicted_changes([entry], PolicySet()) == [
+        "chk_1 send_email: would no longer match (cosine 0.5, was duplicate)"
+    ]

@@ -8,6 +8,7 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Response
@@ -31,6 +32,7 @@ from tooldedup.api.metrics import Metrics
 from tooldedup.api.middleware import JsonBodyMiddleware
 from tooldedup.api.review_routes import PAGE_PATHS, review_router
 from tooldedup.api.schemas import (
+    AskOut,
     CallOut,
     CheckRequest,
     CheckResponse,
@@ -40,6 +42,7 @@ from tooldedup.api.schemas import (
     FeedbackRequest,
     LeaseRequest,
     MatchOut,
+    ObservedOut,
     PolicyBody,
     SessionCalls,
 )
@@ -57,6 +60,7 @@ from tooldedup.dedup.records import (
     CallStatus,
     Decision,
     FailureClass,
+    Match,
     Outcome,
     ToolCall,
 )
@@ -103,8 +107,27 @@ def _tool_name(raw: str) -> str:
     return tool
 
 
-def _match_out(decision: Decision) -> MatchOut | None:
-    match = decision.match
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _handles_ask(body: CheckRequest, header: str | None) -> bool:
+    """Whether the caller said it handles ``ask``: in the body, or in the header."""
+    named = {*body.answers, *(part.strip() for part in (header or "").split(","))}
+    return "ask" in named
+
+
+def _observed_out(decision: Decision) -> ObservedOut | None:
+    observed = decision.observed
+    if observed is None:
+        return None
+    return ObservedOut(
+        decision=observed.kind.value,  # type: ignore[arg-type]  # never proceed
+        match=None if observed.match is None else _match_out(observed.match),
+    )
+
+
+def _match_out(match: Match | None) -> MatchOut | None:
     if match is None:
         return None
     call = match.call
@@ -193,6 +216,9 @@ def create_app(
         idempotency_key_header: Annotated[
             str | None, Header(alias="Idempotency-Key", max_length=256)
         ] = None,
+        answers_header: Annotated[
+            str | None, Header(alias="X-Tooldedup-Answers", max_length=256)
+        ] = None,
     ) -> CheckResponse:
         """Decide whether a tool call may run; ``proceed`` means a claim is already stored."""
         key = None if body.idempotency_key is None else body.idempotency_key.strip()
@@ -213,6 +239,8 @@ def create_app(
             idempotency_key=key,
             attempt_token=body.attempt_token,
             tenant=principal.tenant,
+            handles_ask=_handles_ask(body, answers_header),
+            confirm_token=body.confirm_token,
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
@@ -225,8 +253,15 @@ def create_app(
             call_id=decision.call_id,
             check_id=decision.check_id,
             idempotency_key=key if key is not None else decision.intent_key,
-            match=_match_out(decision),
+            match=_match_out(decision.match),
             explain=explain_data(decision),
+            note=decision.note,
+            ask=None
+            if decision.ask is None
+            else AskOut(
+                confirm_token=decision.ask.confirm_token, expires_at=_iso(decision.ask.expires_at)
+            ),
+            observed=_observed_out(decision),
         )
 
     @app.post("/v1/calls/{call_id}/complete", response_model=CallOut, responses=_ERRORS)

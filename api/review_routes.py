@@ -25,7 +25,7 @@ from tooldedup.api.schemas import (
 from tooldedup.calibration.review import Reviewer
 from tooldedup.dedup.access import Principal
 from tooldedup.dedup.errors import InvalidInput
-from tooldedup.dedup.ledger.base import LogQuery
+from tooldedup.dedup.ledger.base import LogEntry, LogQuery
 
 __all__ = ["PAGE_FILES", "PAGE_PATHS", "UI_SECURITY_HEADERS", "review_router"]
 
@@ -33,7 +33,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     code: {"model": ErrorBody} for code in (401, 403, 404, 422, 429)
 }
 LogReader = Annotated[Principal, Depends(allow(LOG_READERS))]
-Decision = Literal["proceed", "duplicate", "in_progress", "reconcile"]
+Decision = Literal["proceed", "duplicate", "in_progress", "reconcile", "ask"]
+# "any": every check observe mode let through; or one would-be answer.
+ObservedFilter = Literal["any", "duplicate", "in_progress", "reconcile", "ask"]
 Stage = Literal["exact", "equivalent", "fuzzy", "semantic", "judge", "none"]
 Score = Annotated[float | None, Query(ge=-1.0, le=1.0)]
 When = Annotated[datetime | None, Query()]
@@ -89,11 +91,14 @@ def review_router(reviewer: Reviewer) -> APIRouter:
         until: When = None,
         borderline: bool | None = None,
         labelled: bool | None = None,
+        observed: ObservedFilter | None = None,
     ) -> LogPage:
         """The tenant's decision log, newest first, with each entry's latest label.
 
         Filters combine; ``stage=none`` is an entry nothing matched; ``since``/``until``
-        are ISO 8601 times. Pass ``next_before`` as ``before`` for the next page.
+        are ISO 8601 times; ``observed`` picks checks observe mode let through (``any``,
+        or one would-be answer). An ``ask`` entry carries ``ask_ending``: confirmed,
+        abandoned, expired or open. Pass ``next_before`` as ``before`` for the next page.
         """
         query = LogQuery(
             principal.tenant,
@@ -108,9 +113,11 @@ def review_router(reviewer: Reviewer) -> APIRouter:
             _seconds(until, "until"),
             borderline,
             labelled,
+            observed,
         )
         page = await run_in_threadpool(reviewer.page, query)
-        entries = [dataclasses.asdict(entry) for entry in page]
+        endings = await run_in_threadpool(reviewer.ask_endings, principal.tenant, page)
+        entries = [_entry_out(entry, endings) for entry in page]
         # The cursor is a check id: a row number would tell how busy other tenants are.
         next_before = page[-1].check_id if len(page) == limit else None
         return LogPage(entries=entries, next_before=next_before)
@@ -152,6 +159,13 @@ def review_router(reviewer: Reviewer) -> APIRouter:
         body = resources.files("tooldedup.api.ui").joinpath(name).read_bytes()
         router.add_api_route(path, _static(body, media), include_in_schema=False)
     return router
+
+
+def _entry_out(entry: LogEntry, endings: dict[str, str]) -> dict[str, Any]:
+    data = dataclasses.asdict(entry)
+    if entry.check_id in endings:
+        data["ask_ending"] = endings[entry.check_id]
+    return data
 
 
 def _static(body: bytes, media: str) -> Any:

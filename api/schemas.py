@@ -17,6 +17,7 @@ from pydantic import (
 from tooldedup.dedup.records import CallRecord
 
 __all__ = [
+    "AskOut",
     "CallOut",
     "CheckRequest",
     "CheckResponse",
@@ -33,6 +34,7 @@ __all__ = [
     "LogPage",
     "MatchOut",
     "NewKeyOut",
+    "ObservedOut",
     "PageAccess",
     "PolicyBody",
     "SessionCalls",
@@ -72,6 +74,11 @@ class CheckRequest(BaseModel):
     # Made by the client once per logical check and resent on its own retries.
     attempt_token: Name | None = None
     dry_run: StrictBool = False
+    # The answers beyond the four every caller handles that this caller handles: "ask".
+    # Names this release does not know are ignored, so a newer client still works here.
+    answers: Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=16)] = []
+    # The token of an earlier ``ask`` about this very call: the caller means it.
+    confirm_token: Annotated[str, Field(max_length=64)] | None = None
 
     _check_text = field_validator(
         "session_id", "tool", "scope", "run_id", "idempotency_key", "attempt_token"
@@ -97,15 +104,34 @@ class MatchOut(BaseModel):
     error: Any
 
 
+class AskOut(BaseModel):
+    """How to confirm a call the answer ``ask`` is about: send it again with the token."""
+
+    confirm_token: str
+    expires_at: str
+
+
+class ObservedOut(BaseModel):
+    """Observe mode: what enforcement would have answered, and the call it matched."""
+
+    decision: Literal["duplicate", "in_progress", "reconcile", "ask"]
+    match: MatchOut | None
+
+
 class CheckResponse(BaseModel):
     """The answer to a check."""
 
-    decision: Literal["proceed", "duplicate", "in_progress", "reconcile"]
+    decision: Literal["proceed", "duplicate", "in_progress", "reconcile", "ask"]
     call_id: str | None
     check_id: str
     idempotency_key: str
     match: MatchOut | None
     explain: dict[str, Any]
+    # For the model: what it already did and how to go on (duplicate, in_progress,
+    # reconcile and ask answers, unless the tool's policy turns notes off).
+    note: str | None = None
+    ask: AskOut | None = None
+    observed: ObservedOut | None = None
 
 
 class CompleteRequest(BaseModel):
@@ -207,7 +233,7 @@ class PolicyBody(BaseModel):
     min_cosine_confirmed: float | None = None
     window_seconds: float | None = None
     lease_seconds: float | None = None
-    borderline_action: Literal["duplicate", "proceed"] | None = None
+    borderline_action: Literal["duplicate", "proceed", "ask"] | None = None
     mode: Literal["fields", "whole"] | None = None
     max_candidates: int | None = None
     judge_mode: Literal["off", "inline", "shadow"] | None = None
@@ -215,6 +241,11 @@ class PolicyBody(BaseModel):
     max_text_leaves: int | None = None
     max_text_chars: int | None = None
     max_comparisons: int | None = None
+    unsure_action: Literal["proceed", "duplicate", "judge"] | None = None
+    enforcement: Literal["enforce", "observe"] | None = None
+    ask_ttl_seconds: float | None = None
+    model_notes: StrictBool | None = None
+    ask_unconfirmed: StrictBool | None = None
 
     @field_validator(
         "min_fuzzy_ratio",
@@ -228,6 +259,7 @@ class PolicyBody(BaseModel):
         "max_text_leaves",
         "max_text_chars",
         "max_comparisons",
+        "ask_ttl_seconds",
         mode="before",
     )
     @classmethod
@@ -341,6 +373,10 @@ class ToolCountOut(BaseModel):
     tool: str
     checks: int
     duplicates: int
+    # Asks by how they ended (confirmed, abandoned, expired, open), and observe mode's
+    # would-be answers other than proceed, by decision.
+    asks: dict[str, int] = {}
+    observed: dict[str, int] = {}
     labels: int
     labels_to_go: int
     note: str | None

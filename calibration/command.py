@@ -153,9 +153,10 @@ def predicted_changes(entries: Sequence[dict[str, Any]], policies: PolicySet) ->
         after = would_match(sample, policies.for_tool(sample.tool))
         if before != after:
             verb = "would now match" if after else "would no longer match"
+            # Observe mode answered proceed: what it would have answered is what changes.
+            was = entry.get("observed") or entry["decision"]
             lines.append(
-                f"{entry['check_id']} {entry['tool']}: {verb} (cosine {sample.cosine}, was "
-                f"{entry['decision']})"
+                f"{entry['check_id']} {entry['tool']}: {verb} (cosine {sample.cosine}, was {was})"
             )
     return lines
 

@@ -8,7 +8,7 @@ import math
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from tooldedup.calibration.samples import sample_from_entry
@@ -65,6 +65,16 @@ class LogReader(Protocol):
         """The newest labelled checks with their latest label."""
         ...
 
+    def observed_counts(self, tenant: str, since: float) -> list[Row]:
+        """Observe mode's would-be answers, per tool and answer."""
+        ...
+
+    def ask_ends(
+        self, tenant: str, since: float, now: float, check_ids: Sequence[str] | None = None
+    ) -> dict[str, tuple[str, str]]:
+        """Asks by check id: (tool, how it ended)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class FieldView:
@@ -105,6 +115,9 @@ class ToolCount:
     labels: int
     labels_to_go: int
     note: str | None = None
+    # Asks by how they ended, and observe mode's would-be answers, by answer.
+    asks: dict[str, int] = field(default_factory=dict)
+    observed: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,6 +161,15 @@ class Reviewer:
     def page(self, query: LogQuery) -> list[LogEntry]:
         """Log entries, newest first."""
         return self._ledger.log_page(query)
+
+    def ask_endings(self, tenant: str, entries: Sequence[LogEntry]) -> dict[str, str]:
+        """How each ``ask`` among ``entries`` ended: confirmed, abandoned, expired or open."""
+        asked = [e.check_id for e in entries if e.decision == "ask"]
+        if not asked:
+            return {}
+        since = min(e.ts for e in entries if e.decision == "ask")
+        ends = self._ledger.ask_ends(tenant, since, self._clock(), asked)
+        return {check_id: ending for check_id, (_, ending) in ends.items()}
 
     def decision(self, tenant: str, check_id: str) -> DecisionView:
         """One decision beside what it was compared with."""
@@ -217,6 +239,12 @@ class Reviewer:
         by_tool: dict[str, list[Row]] = defaultdict(list)
         for row in labelled:
             by_tool[row["tool"]].append(row)
+        asks: dict[str, Counter[str]] = defaultdict(Counter)
+        for tool, ending in self._ledger.ask_ends(tenant, since, self._clock()).values():
+            asks[tool][ending] += 1
+        observed: dict[str, Counter[str]] = defaultdict(Counter)
+        for row in self._ledger.observed_counts(tenant, since):
+            observed[row["tool"]][str(row["observed"])] += int(row["n"])
         defaults = self._policies_for(tenant).defaults
         return Summary(
             since=since,
@@ -224,7 +252,11 @@ class Reviewer:
             bucket_seconds=bucket,
             series=tuple(sorted((t, d, s, n) for (t, d, s), n in series.items())),
             tools=tuple(
-                _tool_count(tool, checks[tool], duplicates[tool], by_tool[tool])
+                replace(
+                    _tool_count(tool, checks[tool], duplicates[tool], by_tool[tool]),
+                    asks=dict(asks[tool]),
+                    observed=dict(observed[tool]),
+                )
                 for tool in sorted(checks.keys() | by_tool.keys())
             ),
             latency_ms=_percentiles(latencies),

@@ -12,7 +12,7 @@ from dataclasses import replace
 from tooldedup.dedup.funnel import Proposal
 from tooldedup.dedup.judge import GuardedJudge, JudgeRequest
 from tooldedup.dedup.ledger.base import Ledger
-from tooldedup.dedup.policy import BorderlineAction
+from tooldedup.dedup.policy import BorderlineAction, UnsureAction
 from tooldedup.dedup.records import Decision, JudgeMode, JudgeReport, Match, Stage
 
 __all__ = ["BorderlineResolver", "judge_request"]
@@ -48,9 +48,17 @@ class BorderlineResolver:
     def resolve(
         self, proposal: Proposal, match: Match, base: Decision
     ) -> tuple[Match | None, Decision]:
-        """Ask the judge inline when configured; otherwise the policy's borderline action."""
+        """Ask the judge inline when configured; otherwise the policy's borderline action.
+
+        A match the agent would be asked about (the verifier unsure, or ``borderline_action
+        = "ask"``), for a caller that does not handle ``ask``, takes ``unsure_action``:
+        proceed, duplicate, or the judge inline.
+        """
         policy = proposal.policy
+        unsure = match.hold is not None or policy.borderline_action is BorderlineAction.ASK
         mode = policy.judge_mode
+        if unsure and policy.unsure_action is UnsureAction.JUDGE and mode is JudgeMode.OFF:
+            mode = JudgeMode.INLINE
         base = replace(base, borderline=True)
         report: JudgeReport | None = None
         if mode is not JudgeMode.OFF and self._judge is None:
@@ -74,10 +82,17 @@ class BorderlineResolver:
                 return judged, replace(base, judge=report, notes=("borderline: judge decided",))
         action = policy.borderline_action
         notes = (f"borderline semantic match: policy action is {action.value}",)
-        if match.hold is not None:
-            # Cosine cannot tell a swapped ordinal; without a verdict the call may run.
-            action = BorderlineAction.PROCEED
-            notes = (f"held for a verifier ({match.hold}); none decided, so it proceeds",)
+        if unsure:
+            # Without a verdict, a duplicate only where the operator said so: a swapped
+            # ordinal or an unaccounted change may be another request.
+            fallback = policy.unsure_action
+            action = (
+                BorderlineAction.DUPLICATE
+                if fallback is UnsureAction.DUPLICATE
+                else BorderlineAction.PROCEED
+            )
+            why = "borderline_action is ask" if match.hold is None else f"held ({match.hold})"
+            notes = (f"{why}; the caller does not handle ask, so unsure_action: {action.value}",)
         base = replace(base, judge=report, notes=notes)
         return (None if action is BorderlineAction.PROCEED else match), base
 

@@ -11,6 +11,8 @@ DedupError
  +-- Conflict                a completion that contradicts the stored one (409)
  |    +-- LeaseNotHeld        a lease extension from a check that did not claim the call (409)
  |    +-- LeaseExpired        a lease extension after the lease ran out (409)
+ |    +-- ConfirmTokenRejected  an ask's confirm token that is unknown, used, expired,
+ |                              or for another session, tool or args (409)
  +-- ConfigurationError      the service cannot start as configured (start-up only)
  +-- Throttled               too many requests for a key, or too many calls stored (429)
  |    +-- TenantCallLimit     the tenant holds as many calls as its cap allows (429)
@@ -24,6 +26,7 @@ __all__ = [
     "AttemptTokenReused",
     "CheckTooLarge",
     "ConfigurationError",
+    "ConfirmTokenRejected",
     "Conflict",
     "DedupError",
     "Forbidden",
@@ -124,6 +127,17 @@ class LeaseExpired(Conflict):
     """The claim's lease ran out: other checks may already have been told to reconcile."""
 
     code = "lease_expired"
+
+
+class ConfirmTokenRejected(Conflict):
+    """A confirm token that cannot confirm this call; ``code`` says why (nothing ran)."""
+
+    code = "confirm_token_rejected"
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        # confirm_token_unknown, _used, _expired or _mismatch: a client may act on each.
+        self.code = f"confirm_token_{reason}"
 
 
 class ConfigurationError(DedupError):

@@ -40,6 +40,15 @@ def explain_data(decision: Decision) -> dict[str, Any]:
     if decision.unread:
         # Free text compared exactly, not by meaning, and why.
         data["unread"] = [{"path": path, "reason": reason} for path, reason in decision.unread]
+    if decision.observed is not None:
+        # What enforcement would have answered: the review page and calibration read it.
+        observed = decision.observed
+        data["observed"] = {
+            "decision": observed.kind.value,
+            "call_id": None if observed.match is None else observed.match.call.call_id,
+        }
+    if decision.confirmed_ask is not None:
+        data["confirmed_ask"] = decision.confirmed_ask
     if decision.notes:
         data["notes"] = list(decision.notes)
     if decision.dry_run:

@@ -17,8 +17,10 @@ __all__ = [
     "BorderlineAction",
     "CompareMode",
     "CosineBand",
+    "Enforcement",
     "PolicySet",
     "ToolPolicy",
+    "UnsureAction",
     "cosine_band",
     "load_policy_file",
     "policy_from_mapping",
@@ -31,6 +33,24 @@ class BorderlineAction(StrEnum):
 
     DUPLICATE = "duplicate"
     PROCEED = "proceed"
+    # Ask the caller's agent (callers that handle ``ask``; others get ``unsure_action``).
+    ASK = "ask"
+
+
+class UnsureAction(StrEnum):
+    """What a caller that does not handle ``ask`` gets where the agent would be asked."""
+
+    PROCEED = "proceed"
+    DUPLICATE = "duplicate"
+    JUDGE = "judge"
+
+
+class Enforcement(StrEnum):
+    """Whether answers are enforced, or every check proceeds and the would-be answer is
+    only recorded (to label and calibrate before enforcing)."""
+
+    ENFORCE = "enforce"
+    OBSERVE = "observe"
 
 
 class CompareMode(StrEnum):
@@ -119,6 +139,15 @@ class ToolPolicy:
     max_text_leaves: int = 64
     max_text_chars: int = 65_536
     max_comparisons: int = 20_000
+    unsure_action: UnsureAction = UnsureAction.PROCEED
+    enforcement: Enforcement = Enforcement.ENFORCE
+    # How long an ``ask``'s confirm token stays good.
+    ask_ttl_seconds: float = 600.0
+    # Whether duplicate, in-progress and ask answers carry a note for the model.
+    model_notes: bool = True
+    # Also ask (callers that handle it) about a semantic match the verifier did not
+    # confirm but only did not object to; other callers still get ``duplicate``.
+    ask_unconfirmed: bool = False
 
     def __post_init__(self) -> None:
         _check_range("min_fuzzy_ratio", self.min_fuzzy_ratio, 0.0, 100.0)
@@ -134,6 +163,10 @@ class ToolPolicy:
         _check_range("max_text_leaves", self.max_text_leaves, 0, 10_000)
         _check_range("max_text_chars", self.max_text_chars, 0, 1 << 20)
         _check_range("max_comparisons", self.max_comparisons, 1, 10_000_000)
+        _check_range("ask_ttl_seconds", self.ask_ttl_seconds, 1.0, 86_400.0)
+        for name in ("model_notes", "ask_unconfirmed"):
+            if not isinstance(getattr(self, name), bool):
+                raise InvalidInput(f"{name} must be true or false")
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
             _check_paths(name, getattr(self, name))
         both = set(self.exact_fields) & set(self.semantic_fields)
@@ -167,7 +200,10 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "borderline_action": BorderlineAction,
     "mode": CompareMode,
     "judge_mode": JudgeMode,
+    "unsure_action": UnsureAction,
+    "enforcement": Enforcement,
 }
+_BOOL_FIELDS = frozenset({"model_notes", "ask_unconfirmed"})
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
 _BOOL_FIELDS = frozenset({"pair_model"})
 _INT_FIELDS = frozenset(

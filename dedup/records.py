@@ -8,6 +8,7 @@ from typing import Any
 
 __all__ = [
     "DEFAULT_TENANT",
+    "AskTicket",
     "CallRecord",
     "CallStatus",
     "CanonicalCall",
@@ -18,6 +19,7 @@ __all__ = [
     "JudgeMode",
     "JudgeReport",
     "Match",
+    "Observed",
     "Outcome",
     "Scope",
     "SemanticLeaf",
@@ -75,6 +77,9 @@ class DecisionKind(StrEnum):
     DUPLICATE = "duplicate"
     IN_PROGRESS = "in_progress"
     RECONCILE = "reconcile"
+    # Neither surely the same nor surely different: the caller's agent is asked, and
+    # nothing is claimed until it confirms.
+    ASK = "ask"
 
 
 class Stage(StrEnum):
@@ -138,6 +143,10 @@ class ToolCall:
     # the first answer, ``proceed`` with the same call id included.
     attempt_token: str | None = None
     tenant: str = DEFAULT_TENANT
+    # The caller handles the ``ask`` answer; without it, the policy's unsure_action applies.
+    handles_ask: bool = False
+    # The token of an earlier ``ask`` about this very call: the caller means it, so it runs.
+    confirm_token: str | None = None
 
     @property
     def effective_scope(self) -> Scope:
@@ -264,6 +273,22 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class AskTicket:
+    """The confirmation an ``ask`` hands out: single-use, for this session, tool and args."""
+
+    confirm_token: str
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """What a check under ``enforcement = "observe"`` would have answered, and its match."""
+
+    kind: DecisionKind
+    match: Match | None
+
+
+@dataclass(frozen=True, slots=True)
 class Decision:
     """The service's answer to one check."""
 
@@ -283,6 +308,14 @@ class Decision:
     borderline: bool = False
     # Free text of the call compared exactly, not by meaning: (path, why it is not read).
     unread: tuple[tuple[str, str], ...] = ()
+    # An ``ask``'s confirmation (None for a dry run, which hands out none).
+    ask: AskTicket | None = None
+    # Under observe mode: the answer enforcement would have given (this one is ``proceed``).
+    observed: Observed | None = None
+    # One short paragraph for the model: what it already did and how to go on.
+    note: str | None = None
+    # The ``ask`` a confirmed call was confirmed from (its check id).
+    confirmed_ask: str | None = None
 
     @property
     def call_id(self) -> str | None:

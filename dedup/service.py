@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
+from tooldedup.dedup.asks import AskBook, ask_notes, bound_hashes, model_note, token_hash
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
     Canonicalizer,
@@ -43,10 +44,11 @@ from tooldedup.dedup.ledger.base import (
     Lookup,
 )
 from tooldedup.dedup.locks import KeyedLocks
-from tooldedup.dedup.policy import PolicySet, ToolPolicy
+from tooldedup.dedup.policy import BorderlineAction, Enforcement, PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import LanguagePack, SpellingBudget, TextReader
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
+    AskTicket,
     CallRecord,
     CallStatus,
     CanonicalCall,
@@ -54,6 +56,7 @@ from tooldedup.dedup.records import (
     DecisionKind,
     FailureClass,
     Match,
+    Observed,
     Outcome,
     SemanticLeaf,
     SideEffect,
@@ -108,6 +111,7 @@ class DedupService:
         self._canonicalizer = canonicalizer
         self._pack: LanguagePack = canonicalizer.pack
         self._borderline = BorderlineResolver(judge, ledger, clock)
+        self._asks = AskBook(ledger)
         self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
         self._hooks = tuple(hooks)
@@ -168,6 +172,19 @@ class DedupService:
         if call.attempt_token is not None and not dry_run:
             self._bind_key(proposal, call.attempt_token, key, now, KeyKind.ATTEMPT)
         check_id = "chk_" + uuid.uuid4().hex
+        confirmed_ask = None
+        if call.confirm_token is not None:
+            if dry_run:
+                raise InvalidInput("a dry run cannot confirm: send confirm_token without dry_run")
+            # A client's retry of a confirmation whose answer was lost spent the token
+            # already: its attempt token finds that claim, which answers it again.
+            since = now - policy.window_seconds
+            retried = call.attempt_token is not None and (
+                self._ledger.by_attempt_token(proposal.scope, call.attempt_token, since) is not None
+            )
+            if not retried:
+                hashes = bound_hashes(proposal)
+                confirmed_ask = self._asks.accept(call, proposal.scope, hashes, now).check_id
         base = Decision(
             DecisionKind.PROCEED,
             check_id,
@@ -176,6 +193,7 @@ class DedupService:
             None,
             dry_run=dry_run,
             unread=canonical.unread,
+            confirmed_ask=confirmed_ask,
         )
         if policy.side_effect is SideEffect.READ:
             decision = replace(base, notes=("read tool: proceeds without a claim",))
@@ -199,9 +217,41 @@ class DedupService:
                 ):
                     # The clock is read again once the lock is held: waiting must not age it.
                     decision = self._decide(proposal, base, self._clock(), claim=True)
+        if decision.kind is DecisionKind.ASK and not dry_run:
+            assert decision.match is not None
+            token, ask = self._asks.make(
+                call,
+                proposal.scope,
+                bound_hashes(proposal),
+                check_id,
+                decision.match,
+                now,
+                policy.ask_ttl_seconds,
+            )
+            decision = replace(decision, ask=AskTicket(token, ask.expires_at))
+            decision = replace(decision, note=model_note(proposal, decision, now))
+            decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
+            # The token and the log line in one write; unlike a claim's log line, this one
+            # may not be lost: a token the store does not hold could never confirm (a 503
+            # here stored nothing, and the check may simply be sent again).
+            self._ledger.append_log_and_ask(self._entry(proposal, decision, now, key_id), ask)
+            return decision
+        decision = replace(decision, note=model_note(proposal, decision, now))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
-            self._log(proposal, decision, now, key_id)
+            self._ledger.append_log(self._entry(proposal, decision, now, key_id))
+            if decision.confirmed_ask is not None and decision.call is not None:
+                # The caller's word that the call asked about is another request: a label
+                # for calibration, and that match does not recur for these args.
+                self._ledger.add_feedback(
+                    call.tenant,
+                    decision.confirmed_ask,
+                    "distinct",
+                    f"confirmed by the caller (check {check_id})",
+                    "caller",
+                    now,
+                    key_id,
+                )
         except StoreUnavailable:
             # The claim is stored; losing its answer to a log line would make the caller
             # retry into its own claim. The log misses this line, and says so.
@@ -293,7 +343,7 @@ class DedupService:
                 keyed = self._ledger.latest_attempt(keyed)
                 report = StageReport(Stage.EXACT, 1.0, 1.0, True, detail="idempotency key")
                 return self._answer(
-                    proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim
+                    proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim, True
                 )
         ruled_out = self._ledger.excluded_matches(
             proposal.scope, call.tool, proposal.canonical.args_hash
@@ -330,6 +380,19 @@ class DedupService:
             is not None
         ]
         match, reports = run_funnel(self._stages, proposal, candidates)
+        if match is not None and self._askable(proposal, match, reports, now):
+            base = replace(base, borderline=match.borderline, reports=reports)
+            if call.confirm_token is not None:
+                # The caller was asked about this very call and means it: it runs.
+                note = f"confirmed by the caller (ask {base.confirmed_ask})"
+                match, base = None, replace(base, notes=(*base.notes, note))
+            elif call.handles_ask:
+                ask = replace(
+                    base, kind=DecisionKind.ASK, match=match, notes=ask_notes(match, policy)
+                )
+                if policy.enforcement is Enforcement.OBSERVE:
+                    return self._observe(proposal, ask, now, claim)
+                return ask
         if match is not None and match.borderline:
             match, base = self._borderline.resolve(proposal, match, base)
             if match is not None:
@@ -363,7 +426,7 @@ class DedupService:
             note = "a retry of this check (same attempt token): the first answer again"
             return replace(base, call=first, reports=(report,), notes=(*base.notes, note))
         match = Match(self._ledger.latest_attempt(first), Stage.EXACT, 1.0)
-        return self._answer(proposal, base, match, (report,), now, claim)
+        return self._answer(proposal, base, match, (report,), now, claim, True)
 
     def drain_judge(self, timeout: float | None = None) -> None:
         """Wait for shadow judge calls under way (tests and shutdown)."""
@@ -381,13 +444,55 @@ class DedupService:
         reports: tuple[StageReport, ...],
         now: float,
         claim: bool,
+        keyed: bool = False,
     ) -> Decision:
+        """The answer a match gives; ``keyed``: found by the caller's own key or token,
+        which observe mode honours as enforce mode does."""
         kind = answer_for(match.call, now)
         decision = replace(base, kind=kind, match=match, reports=reports)
+        observe = proposal.policy.enforcement is Enforcement.OBSERVE
+        if kind is not DecisionKind.PROCEED and observe and not keyed:
+            return self._observe(proposal, decision, now, claim)
         if kind is DecisionKind.PROCEED and claim:
             # A retryable failure: a new attempt of the same intent, linked to the last one.
             return self._claim(proposal, decision, now, match.call.call_id)
         return decision
+
+    def _askable(
+        self, proposal: Proposal, match: Match, reports: tuple[StageReport, ...], now: float
+    ) -> bool:
+        """Whether a match is one the agent would be asked about (when it would not run
+        anyway): a band match the verifier could not account for, or one the policy says
+        to ask about; with ``ask_unconfirmed``, also a semantic match the verifier only
+        did not object to."""
+        policy = proposal.policy
+        if answer_for(match.call, now) is DecisionKind.PROCEED:
+            return False
+        if match.hold is not None:
+            return True
+        if match.borderline and policy.borderline_action is BorderlineAction.ASK:
+            return True
+        verdict = reports[-1].verdict if reports else None
+        unconfirmed = match.stage is Stage.SEMANTIC and verdict == "no_objection"
+        return policy.ask_unconfirmed and unconfirmed
+
+    def _observe(self, proposal: Proposal, decision: Decision, now: float, claim: bool) -> Decision:
+        """Observe mode: the would-be answer is kept; the call proceeds and claims as usual.
+
+        Under its own intent key, so that it never meets the claim it would have repeated.
+        """
+        observed = Observed(decision.kind, decision.match)
+        own = canonical_json([decision.intent_key, "observed", decision.check_id])
+        note = f"observe mode: enforcement would have answered {decision.kind.value}"
+        decision = replace(
+            decision,
+            kind=DecisionKind.PROCEED,
+            match=None,
+            observed=observed,
+            intent_key="ik_" + stable_hash(own),
+            notes=(*decision.notes, note),
+        )
+        return self._claim(proposal, decision, now, None) if claim else decision
 
     def _claim(
         self, proposal: Proposal, decision: Decision, now: float, attempt_of: str | None
@@ -396,6 +501,11 @@ class DedupService:
         if self._caps is not None:
             # Only a new claim counts against the cap: answers about stored calls never do.
             self._caps.admit(call.tenant)
+        if call.confirm_token is not None and decision.confirmed_ask is not None:
+            # Spent with the claim, under the scope lock: of two checks sending one token,
+            # the second meets this claim and claims nothing. (A retry of a confirmation
+            # that already spent it, found by its attempt token, spends nothing.)
+            self._asks.spend(token_hash(call.confirm_token), decision.check_id, now)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,
             row_id=0,
@@ -458,28 +568,31 @@ class DedupService:
             return base
         return replace(base, differing_fields=best[2], differing_from=best[1].call_id)
 
-    def _log(self, proposal: Proposal, decision: Decision, now: float, key_id: str | None) -> None:
-        match = decision.match
-        self._ledger.append_log(
-            LogEntry(
-                check_id=decision.check_id,
-                ts=now,
-                scope=proposal.scope.name,
-                session_id=proposal.call.session_id,
-                tool=proposal.call.tool,
-                args=proposal.canonical.args,
-                decision=decision.kind.value,
-                stage=None if match is None else match.stage.value,
-                score=None if match is None else match.score,
-                call_id=None if decision.call is None else decision.call.call_id,
-                matched_call_id=None if match is None else match.call.call_id,
-                latency_ms=decision.latency_ms,
-                dry_run=decision.dry_run,
-                explain=explain_data(decision),
-                borderline=decision.borderline,
-                tenant=proposal.scope.tenant,
-                key_id=key_id,
-            )
+    def _entry(
+        self, proposal: Proposal, decision: Decision, now: float, key_id: str | None
+    ) -> LogEntry:
+        """The decision log's line for this check."""
+        observed = decision.observed
+        match = decision.match if observed is None else observed.match
+        return LogEntry(
+            check_id=decision.check_id,
+            ts=now,
+            scope=proposal.scope.name,
+            session_id=proposal.call.session_id,
+            tool=proposal.call.tool,
+            args=proposal.canonical.args,
+            decision=decision.kind.value,
+            stage=None if match is None else match.stage.value,
+            score=None if match is None else match.score,
+            call_id=None if decision.call is None else decision.call.call_id,
+            matched_call_id=None if match is None else match.call.call_id,
+            latency_ms=decision.latency_ms,
+            dry_run=decision.dry_run,
+            explain=explain_data(decision),
+            borderline=decision.borderline,
+            tenant=proposal.scope.tenant,
+            key_id=key_id,
+            observed=None if observed is None else observed.kind.value,
         )
 
     def complete(self, tenant: str, call_id: str, outcome: Outcome) -> CallRecord:
@@ -560,6 +673,9 @@ class DedupService:
                 hook.purged()
         if log_retention_seconds is not None:
             self._ledger.purge_log(now - log_retention_seconds)
+        # An ask is kept while its log entry may be: the review page shows how it ended.
+        kept = keep if log_retention_seconds is None else log_retention_seconds
+        self._ledger.purge_asks(now - kept)
         return removed
 
 

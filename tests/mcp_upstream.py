@@ -44,6 +44,15 @@ def log_event(text: str) -> str:
 
 
 @server.tool
+def send_email(to: str, body: str) -> str:
+    """Send an email (a side effect); each body sent is counted too."""
+    n = _ran("send_email")
+    with COUNTS.open("a", encoding="utf-8") as out:
+        out.write(f"body: {body}\n")
+    return f"sent to {to} (execution {n})"
+
+
+@server.tool
 def refuse(reason: str) -> str:
     """Always fails."""
     _ran("refuse")

@@ -14,6 +14,7 @@ import httpx
 import pytest
 from tooldedup_client import (
     AsyncTooldedup,
+    ConfirmTokenRejected,
     Conflict,
     Decision,
     FailureClass,
@@ -421,3 +422,51 @@ def test_the_async_client_extends_a_lease(base_url: str, session: str) -> None:
 
     until = asyncio.run(run())
     assert until is not None
+
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+# The verifier cannot account for the dropped "any": the service asks the agent.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+
+
+def test_a_guard_for_a_model_returns_notes_and_takes_a_confirmation(
+    td: Tooldedup, session: str
+) -> None:
+    sent: list[str] = []
+
+    @td.guard("send_email", session_id=session, for_model=True)
+    def send_email(to: str, body: str) -> dict[str, str]:
+        sent.append(body)
+        return {"message_id": f"m-{len(sent)}"}
+
+    assert send_email("bob@example.com", BODY) == {"message_id": "m-1"}
+    repeat = send_email("bob@example.com", BODY)
+    assert repeat.startswith('You already called send_email(to="bob@example.com")')
+    assert repeat.endswith('The earlier call\'s result: {"message_id": "m-1"}')
+    asked = send_email("bob@example.com", UNSURE)
+    assert "This call may be the same request again" in asked
+    assert sent == [BODY]
+    token = asked.split('confirm_token "')[1].split('"')[0]
+    assert send_email("bob@example.com", UNSURE, confirm_token=token) == {"message_id": "m-2"}
+    assert sent == [BODY, UNSURE]
+    with pytest.raises(ConfirmTokenRejected) as used:
+        send_email("bob@example.com", "Another text entirely.", confirm_token=token)
+    assert used.value.code == "confirm_token_used"
+    assert sent == [BODY, UNSURE]
+
+
+def test_check_answers_and_notes_through_the_client(td: Tooldedup, session: str) -> None:
+    first = td.check("send_email", {"to": "bob@example.com", "body": BODY}, session_id=session)
+    td.complete(first.call_id or "", Status.SUCCEEDED, result={"message_id": "m-1"})
+    again = {"to": "bob@example.com", "body": UNSURE}
+    # Without answers=["ask"], the policy's unsure_action (proceed by default): no ask.
+    assert td.check("send_email", again, session_id=session, dry_run=True).decision is (
+        Decision.PROCEED
+    )
+    asked = td.check("send_email", again, session_id=session, answers=["ask"])
+    assert asked.decision is Decision.ASK
+    assert asked.ask is not None
+    assert asked.ask.confirm_token.startswith("cfm_")
+    assert asked.note is not None
+    assert asked.match is not None
+    assert asked.match.call_id == first.call_id

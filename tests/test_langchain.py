@@ -4,6 +4,7 @@ langchain-core's offline fake chat model, against a real `tooldedup serve`."""
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,8 +12,10 @@ from typing import Any
 
 import pytest
 from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
@@ -72,11 +75,14 @@ def test_create_agent_middleware_runs_a_repeated_call_once(base_url: str) -> Non
     thread = {"configurable": {"thread_id": "thread-" + uuid.uuid4().hex[:8]}}
     result = agent.invoke({"messages": [("user", "pay ACC-1")]}, thread)
     # --8<-- [end:langchain]
-    assert _tool_messages(result["messages"]) == [
-        "moved 100 to ACC-1 (#1)",
-        "moved 100 to ACC-1 (#1)",
-        "moved 250 to ACC-1 (#2)",
-    ]
+    first, repeat, other = _tool_messages(result["messages"])
+    assert (first, other) == ("moved 100 to ACC-1 (#1)", "moved 250 to ACC-1 (#2)")
+    # The repeat tells the model what it already did, with the earlier result.
+    assert repeat.startswith('You already called transfer(account="ACC-1", amount=100)')
+    assert repeat.endswith(
+        "It was not run again; use that result instead of calling it again."
+        "\nThe earlier call's result: moved 100 to ACC-1 (#1)"
+    )
     assert runs == [100, 250]
     td.close()
 
@@ -134,3 +140,73 @@ def test_a_lost_connection_in_a_tool_asks_repeats_to_reconcile(base_url: str) ->
     assert check.decision.value == "reconcile"
     assert attempts == [1]
     td.close()
+
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+# The verifier cannot account for the dropped "any": the service asks the agent.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+
+
+class ReadingModel(BaseChatModel):
+    """A scripted model that reads the conversation: step n sees every message so far."""
+
+    steps: list[Any]
+
+    @property
+    def _llm_type(self) -> str:
+        return "reading-model"
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> ReadingModel:
+        return self
+
+    def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
+        step = sum(isinstance(m, AIMessage) for m in messages)
+        message = self.steps[step](messages)
+        return ChatResult(generations=[ChatGeneration(message=message)])
+
+
+def _email(body: str, n: int, **extra: str) -> Any:
+    args = {"to": "bob@example.com", "body": body, **extra}
+    return lambda _: AIMessage(
+        content="", tool_calls=[{"name": "send_email", "args": args, "id": f"mail-{n}"}]
+    )
+
+
+def _confirm(n: int) -> Any:
+    """Read the token from the last tool message and send the call again with it."""
+
+    def step(messages: list[BaseMessage]) -> AIMessage:
+        note = str(messages[-1].content)
+        token = re.search(r'confirm_token "(cfm_[0-9a-f]+)"', note)
+        assert token is not None, note
+        return _email(UNSURE, n, confirm_token=token.group(1))(messages)
+
+    return step
+
+
+@pytest.mark.parametrize("confirms", [False, True])
+def test_the_model_reads_the_ask_and_stops_or_confirms(base_url: str, confirms: bool) -> None:
+    sent: list[str] = []
+
+    @tool
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        sent.append(body)
+        return f"sent #{len(sent)}"
+
+    steps = [_email(BODY, 0), _email(UNSURE, 1)]
+    steps += [_confirm(2)] if confirms else []
+    steps += [lambda _: AIMessage(content="done")]
+    model = ReadingModel(steps=steps)
+    with Tooldedup(base_url) as td:
+        agent = create_agent(model, [send_email], middleware=[TooldedupMiddleware(td)])
+        thread = {"configurable": {"thread_id": "ask-" + uuid.uuid4().hex[:8]}}
+        result = agent.invoke({"messages": [("user", "mail Bob")]}, thread)
+    replies = _tool_messages(result["messages"])
+    assert replies[0] == "sent #1"
+    assert "This call may be the same request again" in replies[1]
+    if confirms:
+        assert replies[2] == "sent #2"
+        assert sent == [BODY, UNSURE]  # the confirmed call ran once, without the token
+    else:
+        assert sent == [BODY]

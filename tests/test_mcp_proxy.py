@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.metadata
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -56,8 +57,10 @@ async def _scenario(client: Client[Any], counts: Path) -> None:
         first = await client.call_tool("transfer", {"account": "ACC-7", "amount": 100})
         # The model re-issues it with its keys the other way round.
         again = await client.call_tool("transfer", {"amount": 100, "account": "ACC-7"})
-        assert _text(first) == _text(again) == "transferred 100 to ACC-7 (execution 1)"
-        assert first.content == again.content
+        assert _text(first) == "transferred 100 to ACC-7 (execution 1)"
+        # The repeat: the service's note for the model, then the stored result unchanged.
+        assert again.content[1:] == first.content
+        assert _text(again).startswith('You already called transfer(account="ACC-7"')
         assert _runs(counts, "transfer") == 1
         other = await client.call_tool("transfer", {"account": "ACC-7", "amount": 250})
         assert _text(other) == "transferred 250 to ACC-7 (execution 2)"
@@ -68,7 +71,8 @@ async def _scenario(client: Client[Any], counts: Path) -> None:
             moved = await client.call_tool(
                 "transfer", {"account": "ACC-7", "amount": 100}, meta=elsewhere
             )
-        assert _text(moved) == "transferred 100 to ACC-7 (execution 3)"
+        # The second of the two: a repeat, answered with the note and the stored result.
+        assert _text(moved).endswith("transferred 100 to ACC-7 (execution 3)")
         assert _runs(counts, "transfer") == 3
         # A read-only tool is forwarded every time.
         await client.call_tool("balance", {"account": "ACC-7"})
@@ -84,6 +88,52 @@ async def _scenario(client: Client[Any], counts: Path) -> None:
             logged = await client.call_tool("log_event", {"text": "hello"})
             assert not logged.is_error
         assert _runs(counts, "log_event") == 2
+
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+# The verifier cannot account for the dropped "any": the service asks the agent.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+
+
+def _bodies(counts: Path) -> list[str]:
+    lines = counts.read_text().splitlines() if counts.exists() else []
+    return [line.removeprefix("body: ") for line in lines if line.startswith("body: ")]
+
+
+@pytest.mark.parametrize("confirms", [False, True])
+def test_an_ask_is_the_tool_result_and_a_confirmation_runs_once(
+    service: str, tmp_path: Path, confirms: bool
+) -> None:
+    counts = tmp_path / "counts.txt"
+    session = "mcp-" + uuid.uuid4().hex[:8]
+    args = [*_proxy_args(service, session), "--", sys.executable, UPSTREAM, str(counts)]
+    transport = StdioTransport(command=sys.executable, args=args, env=dict(os.environ))
+
+    async def scenario() -> None:
+        async with Client(transport) as client:
+            tools = {tool.name: tool for tool in await client.list_tools()}
+            assert "confirm_token" in tools["send_email"].input_schema["properties"]
+            assert "confirm_token" not in tools["balance"].input_schema["properties"]
+            await client.call_tool("send_email", {"to": "bob@example.com", "body": BODY})
+            asked = await client.call_tool(
+                "send_email", {"to": "bob@example.com", "body": UNSURE}, raise_on_error=False
+            )
+            note = _text(asked)
+            assert asked.is_error  # the tool did not run
+            assert "This call may be the same request again" in note
+            if confirms:
+                token = re.search(r'confirm_token "(cfm_[0-9a-f]+)"', note)
+                assert token is not None, note
+                confirmed = {"to": "bob@example.com", "body": UNSURE, "confirm_token": token[1]}
+                sent = await client.call_tool("send_email", confirmed)
+                assert _text(sent) == "sent to bob@example.com (execution 2)"
+                # The token is single-use: the same confirmation again runs nothing.
+                reused = await client.call_tool("send_email", confirmed, raise_on_error=False)
+                assert reused.is_error
+                assert "already used" in _text(reused) or "You already called" in _text(reused)
+
+    asyncio.run(scenario())
+    assert _bodies(counts) == ([BODY, UNSURE] if confirms else [BODY])
 
 
 def test_proxy_over_stdio(service: str, tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import re
 import sys
 import uuid
 from collections.abc import AsyncIterator, Iterator
@@ -98,7 +99,10 @@ def test_a_guarded_function_tool_runs_a_repeated_call_once(base_url: str) -> Non
         return [str(item.output) for item in result.new_items if hasattr(item, "output")]
 
     outputs = asyncio.run(scenario())
-    assert outputs == ["moved 100 to A (#1)", "moved 100 to A (#1)"]
+    assert outputs[0] == "moved 100 to A (#1)"
+    # The repeat tells the model what it already did, with the earlier output.
+    assert outputs[1].startswith('You already called transfer(account="A", amount=100)')
+    assert outputs[1].endswith("\nThe earlier call's result: moved 100 to A (#1)")
     assert runs == [100]
 
 
@@ -133,3 +137,86 @@ def test_guardrails_put_mcp_server_tools_behind_tooldedup(base_url: str, tmp_pat
 
     asyncio.run(scenario())
     assert counts.read_text().splitlines() == ["transfer", "transfer"]
+
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+# The verifier cannot account for the dropped "any": the service asks the agent.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+
+
+class ReadingModel(Model):
+    """A scripted model that reads the run's input: each turn is made from what the tools
+    said so far (``None``: the final message)."""
+
+    def __init__(self, steps: list[Any]) -> None:
+        self._steps = iter(steps)
+        self._ids = itertools.count()
+
+    async def get_response(self, *args: Any, **kwargs: Any) -> Any:
+        given = kwargs.get("input", args[1] if len(args) > 1 else None)
+        outputs = [
+            str(item.get("output"))
+            for item in (given if isinstance(given, list) else [])
+            if isinstance(item, dict) and item.get("type") == "function_call_output"
+        ]
+        arguments = next(self._steps)(outputs)
+        if arguments is None:
+            text = ResponseOutputText(text="done", type="output_text", annotations=[])
+            message = ResponseOutputMessage(
+                id="msg", content=[text], role="assistant", status="completed", type="message"
+            )
+            return ModelResponse(output=[message], usage=Usage(), response_id=None)
+        n = next(self._ids)
+        call = ResponseFunctionToolCall(
+            id=f"fc_{n}",
+            call_id=f"call_{n}",
+            name="send_email",
+            arguments=json.dumps(arguments),
+            type="function_call",
+            status="completed",
+        )
+        return ModelResponse(output=[call], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError
+
+
+def _confirmed(outputs: list[str]) -> dict[str, Any]:
+    token = re.search(r'confirm_token "(cfm_[0-9a-f]+)"', outputs[-1])
+    assert token is not None, outputs[-1]
+    return {"to": "bob@example.com", "body": UNSURE, "confirm_token": token.group(1)}
+
+
+@pytest.mark.parametrize("confirms", [False, True])
+def test_the_model_reads_the_ask_and_stops_or_confirms(base_url: str, confirms: bool) -> None:
+    sent: list[str] = []
+
+    def send_email(to: str, body: str) -> str:
+        """Send an email."""
+        sent.append(body)
+        return f"sent #{len(sent)}"
+
+    steps: list[Any] = [
+        lambda _: {"to": "bob@example.com", "body": BODY, "confirm_token": None},
+        lambda _: {"to": "bob@example.com", "body": UNSURE, "confirm_token": None},
+    ]
+    steps += [_confirmed] if confirms else []
+    steps += [lambda _: None]
+
+    async def scenario() -> list[str]:
+        async with AsyncTooldedup(base_url) as td:
+            tool = guard_function_tool(function_tool(send_email, failure_error_function=None), td)
+            assert "confirm_token" in tool.params_json_schema["properties"]
+            agent = Agent(name="mailer", model=ReadingModel(steps), tools=[tool])
+            context = {"session_id": "s-" + uuid.uuid4().hex}
+            result = await Runner.run(agent, "mail Bob", context=context)
+        return [str(item.output) for item in result.new_items if hasattr(item, "output")]
+
+    outputs = asyncio.run(scenario())
+    assert outputs[0] == "sent #1"
+    assert "This call may be the same request again" in outputs[1]
+    if confirms:
+        assert outputs[2] == "sent #2"
+        assert sent == [BODY, UNSURE]  # the confirmed call ran once, without the token
+    else:
+        assert sent == [BODY]

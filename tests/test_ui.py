@@ -207,3 +207,46 @@ def test_on_loopback_without_keys_the_page_needs_no_key(
         expect(page.locator("#log tbody tr")).to_have_count(rows)
         # Asking whether a key is needed is no refused request in the console.
         assert problems == []
+
+
+# The verifier cannot account for the dropped "any": the service asks the agent.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+
+
+def test_asks_and_observed_decisions_on_the_page(
+    browser: Browser, served: tuple[str, Path, str, str]
+) -> None:
+    base, _, admin, agent = served
+    with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {agent}"}) as client:
+
+        def check(args: dict[str, Any], **extra: Any) -> dict[str, Any]:
+            body = {"session_id": "s1", "tool": "send_email", "args": args, **extra}
+            answer: dict[str, Any] = client.post("/v1/check", json=body).json()
+            return answer
+
+        first = check(EMAIL)
+        done = {"status": "succeeded", "result": {"message_id": "m-42"}}
+        client.post(f"/v1/calls/{first['call_id']}/complete", json=done)
+        asked = check({**EMAIL, "body": UNSURE}, answers=["ask"])
+        assert asked["decision"] == "ask"
+        check({**EMAIL, "body": UNSURE}, confirm_token=asked["ask"]["confirm_token"])
+        headers = {"Authorization": f"Bearer {admin}"}
+        observe = {"enforcement": "observe"}
+        client.put("/v1/tools/send_sms/policy", json=observe, headers=headers)
+        sms = {"session_id": "s1", "tool": "send_sms", "args": {"to": "+1555", "text": "hi"}}
+        sent = client.post("/v1/check", json=sms).json()
+        client.post(f"/v1/calls/{sent['call_id']}/complete", json=done)
+        assert client.post("/v1/check", json=sms).json()["observed"]["decision"] == "duplicate"
+    page, problems = _open(browser, base, admin)
+    decisions = page.locator("#log tbody td.decision").all_inner_texts()
+    assert "ask (confirmed)" in decisions
+    assert "proceed (observed: duplicate)" in decisions
+    page.select_option("select[name=observed]", "any")
+    page.click("#filters button[type=submit]")
+    expect(page.locator("#log tbody tr")).to_have_count(1)
+    page.click("button[data-view=glance]")
+    page.wait_for_selector("#glance-body table")
+    text = page.inner_text("#glance-body")
+    assert "1 confirmed" in text
+    assert "1 duplicate" in text
+    assert problems == []

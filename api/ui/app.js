@@ -75,7 +75,7 @@ function score(value) {
 function filters() {
   const form = new FormData($("filters"));
   const params = new URLSearchParams({ limit: "50" });
-  for (const name of ["tool", "decision", "stage", "min_score", "max_score"]) {
+  for (const name of ["tool", "decision", "observed", "stage", "min_score", "max_score"]) {
     const value = String(form.get(name) || "").trim();
     if (value) params.set(name, value);
   }
@@ -95,9 +95,14 @@ function row(entry, onOpen) {
   tr.tabIndex = 0;
   tr.dataset.check = entry.check_id;
   const label = entry.feedback ? entry.feedback.label : "";
+  // An ask says how it ended; observe mode says what enforcement would have answered.
+  let decision = entry.decision;
+  if (entry.ask_ending) decision += " (" + entry.ask_ending + ")";
+  if (entry.observed) decision += " (observed: " + entry.observed + ")";
+  const kind = entry.observed ? "observed " + entry.observed : entry.decision;
   for (const [text, cls] of [
     [when(entry.ts), ""], [entry.tool, "mono"], [entry.session_id, "mono"],
-    [entry.decision, "decision " + entry.decision], [entry.stage || "", ""],
+    [decision, "decision " + kind], [entry.stage || "", ""],
     [score(entry.score), "num"], [label, label ? "label " + label : ""],
   ]) tr.append(el("td", text, cls));
   tr.addEventListener("click", () => onOpen(entry.check_id));
@@ -250,7 +255,7 @@ async function loadGlance() {
   }
 }
 
-const COLOURS = { proceed: "#4c78a8", duplicate: "#e45756", in_progress: "#f2a541", reconcile: "#9d6fb0" };
+const COLOURS = { proceed: "#4c78a8", duplicate: "#e45756", in_progress: "#f2a541", reconcile: "#9d6fb0", ask: "#54a24b" };
 
 function drawGlance(summary) {
   const body = $("glance-body");
@@ -326,10 +331,16 @@ function stageTable(summary) {
   return table;
 }
 
+function counted(counts) {
+  // "3 confirmed, 1 expired": each outcome with its count, in a fixed order.
+  const parts = Object.entries(counts || {}).sort().map(([name, n]) => n + " " + name);
+  return parts.length ? parts.join(", ") : "—";
+}
+
 function toolTable(summary) {
   const table = el("table");
   const head = el("tr");
-  for (const name of ["Tool", "Checks", "Hit rate", "Labels", "Labels calibration still needs"]) head.append(el("th", name));
+  for (const name of ["Tool", "Checks", "Hit rate", "Asks (how they ended)", "Observed (would-be answers)", "Labels", "Labels calibration still needs"]) head.append(el("th", name));
   table.append(el("thead"));
   table.tHead.append(head);
   const body = el("tbody");
@@ -337,6 +348,7 @@ function toolTable(summary) {
     const tr = el("tr");
     const rate = tool.checks ? (100 * tool.duplicates / tool.checks).toFixed(1) + " %" : "—";
     tr.append(el("td", tool.tool, "mono"), el("td", tool.checks, "num"), el("td", rate, "num"),
+      el("td", counted(tool.asks)), el("td", counted(tool.observed)),
       el("td", tool.labels, "num"), el("td", tool.note || tool.labels_to_go, tool.note ? "" : "num"));
     body.append(tr);
   }

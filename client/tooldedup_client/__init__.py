@@ -10,6 +10,7 @@ from importlib.metadata import version as _version
 from tooldedup_client.client import AsyncTooldedup, Tooldedup
 from tooldedup_client.errors import (
     CheckTooLarge,
+    ConfirmTokenRejected,
     Conflict,
     Forbidden,
     IdempotencyKeyReused,
@@ -26,20 +27,24 @@ from tooldedup_client.errors import (
     Unauthorized,
 )
 from tooldedup_client.guard import (
+    CONFIRM_ARG,
     Attempt,
     Guard,
     ReplayedFailure,
     current_session,
     default_classify,
+    for_the_model,
     session_scope,
 )
 from tooldedup_client.records import (
+    Ask,
     Call,
     CheckResult,
     Decision,
     FailureClass,
     Feedback,
     Match,
+    Observed,
     Status,
 )
 
@@ -49,11 +54,14 @@ except PackageNotFoundError:  # imported from a checkout that was never installe
     __version__ = "0+unknown"
 
 __all__ = [
+    "CONFIRM_ARG",
+    "Ask",
     "AsyncTooldedup",
     "Attempt",
     "Call",
     "CheckResult",
     "CheckTooLarge",
+    "ConfirmTokenRejected",
     "Conflict",
     "Decision",
     "FailureClass",
@@ -66,6 +74,7 @@ __all__ = [
     "LeaseLost",
     "Match",
     "NotFound",
+    "Observed",
     "RateLimited",
     "Reconcile",
     "ReplayedFailure",
@@ -79,5 +88,6 @@ __all__ = [
     "__version__",
     "current_session",
     "default_classify",
+    "for_the_model",
     "session_scope",
 ]

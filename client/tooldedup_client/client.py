@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
@@ -28,11 +28,17 @@ __all__ = ["AsyncTooldedup", "Tooldedup"]
 _RETRY_STATUSES = frozenset({502, 503, 504})
 
 
+# The header that says which answers beyond the first four this client handles: an older
+# service ignores it, where an unknown body field would be refused.
+ANSWERS_HEADER = "X-Tooldedup-Answers"
+
+
 @dataclass(frozen=True, slots=True)
 class _Request:
     method: str
     path: str
     body: dict[str, Any] | None = None
+    headers: Mapping[str, str] | None = None
 
 
 def _check_request(
@@ -45,6 +51,8 @@ def _check_request(
     idempotency_key: str | None,
     dry_run: bool,
     attempt_token: str,
+    answers: Sequence[str] = (),
+    confirm_token: str | None = None,
 ) -> _Request:
     body: dict[str, Any] = {
         "session_id": session_id,
@@ -58,10 +66,12 @@ def _check_request(
         ("run_id", run_id),
         ("step", step),
         ("idempotency_key", idempotency_key),
+        ("confirm_token", confirm_token),
     ):
         if value is not None:
             body[name] = value
-    return _Request("POST", "/v1/check", body)
+    headers = {ANSWERS_HEADER: ", ".join(answers)} if answers else None
+    return _Request("POST", "/v1/check", body, headers)
 
 
 def _complete_request(
@@ -149,7 +159,9 @@ class Tooldedup:
         response: httpx.Response | None = None
         for attempt in range(self.retries + 1):
             try:
-                response = self._http.request(request.method, request.path, json=request.body)
+                response = self._http.request(
+                    request.method, request.path, json=request.body, headers=request.headers
+                )
             except httpx.TransportError as exc:
                 if attempt == self.retries:
                     raise _unreachable(exc) from exc
@@ -172,11 +184,27 @@ class Tooldedup:
         idempotency_key: str | None = None,
         dry_run: bool = False,
         attempt_token: str | None = None,
+        answers: Sequence[str] = (),
+        confirm_token: str | None = None,
     ) -> CheckResult:
-        """Ask whether ``tool(**args)`` may run; ``proceed`` means a claim is stored."""
+        """Ask whether ``tool(**args)`` may run; ``proceed`` means a claim is stored.
+
+        ``answers=["ask"]``: this caller handles ``ask``; ``confirm_token``: the token of
+        an ``ask`` about this very call, which then runs.
+        """
         token = attempt_token or uuid.uuid4().hex
         request = _check_request(
-            tool, args, session_id, scope, run_id, step, idempotency_key, dry_run, token
+            tool,
+            args,
+            session_id,
+            scope,
+            run_id,
+            step,
+            idempotency_key,
+            dry_run,
+            token,
+            answers,
+            confirm_token,
         )
         return CheckResult.from_json(self._send(request))
 
@@ -256,7 +284,9 @@ class AsyncTooldedup:
         response: httpx.Response | None = None
         for attempt in range(self.retries + 1):
             try:
-                response = await self._http.request(request.method, request.path, json=request.body)
+                response = await self._http.request(
+                    request.method, request.path, json=request.body, headers=request.headers
+                )
             except httpx.TransportError as exc:
                 if attempt == self.retries:
                     raise _unreachable(exc) from exc
@@ -279,11 +309,27 @@ class AsyncTooldedup:
         idempotency_key: str | None = None,
         dry_run: bool = False,
         attempt_token: str | None = None,
+        answers: Sequence[str] = (),
+        confirm_token: str | None = None,
     ) -> CheckResult:
-        """Ask whether ``tool(**args)`` may run; ``proceed`` means a claim is stored."""
+        """Ask whether ``tool(**args)`` may run; ``proceed`` means a claim is stored.
+
+        ``answers=["ask"]``: this caller handles ``ask``; ``confirm_token``: the token of
+        an ``ask`` about this very call, which then runs.
+        """
         token = attempt_token or uuid.uuid4().hex
         request = _check_request(
-            tool, args, session_id, scope, run_id, step, idempotency_key, dry_run, token
+            tool,
+            args,
+            session_id,
+            scope,
+            run_id,
+            step,
+            idempotency_key,
+            dry_run,
+            token,
+            answers,
+            confirm_token,
         )
         return CheckResult.from_json(await self._send(request))
 

@@ -6,6 +6,7 @@ from typing import Any
 
 __all__ = [
     "CheckTooLarge",
+    "ConfirmTokenRejected",
     "Conflict",
     "Forbidden",
     "IdempotencyKeyReused",
@@ -99,17 +100,25 @@ class StoreUnavailable(ServiceUnavailable):
 class InProgress(TooldedupError):
     """The same call is running elsewhere now: wait, then check again."""
 
-    def __init__(self, call_id: str, message: str | None = None) -> None:
+    def __init__(self, call_id: str, message: str | None = None, note: str | None = None) -> None:
         super().__init__(message or f"call {call_id} is in progress", code="in_progress")
         self.call_id = call_id
+        # The service's note for the model, if it sent one.
+        self.note = note
 
 
 class Reconcile(TooldedupError):
     """The same call's outcome is unknown: find out whether it took effect, then report it."""
 
-    def __init__(self, call_id: str, message: str | None = None) -> None:
+    def __init__(self, call_id: str, message: str | None = None, note: str | None = None) -> None:
         super().__init__(message or f"call {call_id} has an unknown outcome", code="reconcile")
         self.call_id = call_id
+        self.note = note
+
+
+class ConfirmTokenRejected(Conflict):
+    """An ask's confirm token that is unknown, used, expired, or for another call; the
+    call did not run (``code`` says which: ``confirm_token_used``, ...)."""
 
 
 _BY_CODE: dict[str, type[TooldedupError]] = {
@@ -123,6 +132,10 @@ _BY_CODE: dict[str, type[TooldedupError]] = {
     "conflict": Conflict,
     "not_lease_holder": LeaseLost,
     "lease_expired": LeaseLost,
+    "confirm_token_unknown": ConfirmTokenRejected,
+    "confirm_token_used": ConfirmTokenRejected,
+    "confirm_token_expired": ConfirmTokenRejected,
+    "confirm_token_mismatch": ConfirmTokenRejected,
     "unauthorized": Unauthorized,
     "forbidden": Forbidden,
     "rate_limited": RateLimited,

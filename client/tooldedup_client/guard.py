@@ -33,11 +33,13 @@ from tooldedup_client.errors import (
 from tooldedup_client.records import CheckResult, Decision, FailureClass, Status
 
 __all__ = [
+    "CONFIRM_ARG",
     "Attempt",
     "Guard",
     "ReplayedFailure",
     "current_session",
     "default_classify",
+    "for_the_model",
     "session_scope",
 ]
 
@@ -47,6 +49,9 @@ current_session: ContextVar[str | None] = ContextVar("tooldedup_session", defaul
 Classify = Callable[[BaseException], FailureClass]
 OnUnavailable = Literal["open", "closed"]
 _NOT_ARGUMENTS = frozenset({"self", "cls"})
+# The argument a model adds to a tool call to confirm what an ``ask`` asked about; taken
+# off before the tool runs or the call is checked.
+CONFIRM_ARG = "confirm_token"
 
 
 @contextmanager
@@ -107,13 +112,17 @@ class Attempt:
     check: CheckResult | None
     should_run: bool
     result: Any = None
+    # The service's note for the model (a repeat or an ask), when it sent one.
+    note: str | None = None
+    # The check answered ``ask``: nothing ran; ``note`` says how to confirm.
+    asked: bool = False
     _outcome: Any = field(default=None, repr=False)
     _failure: tuple[Any, FailureClass] | None = field(default=None, repr=False)
 
     @property
     def duplicate(self) -> bool:
         """Whether this call repeats one that already ran (``result`` is its result)."""
-        return not self.should_run and self.check is not None
+        return not self.should_run and self.check is not None and not self.asked
 
     def succeeded(self, result: Any = None) -> None:
         """Say the tool ran and returned ``result`` (stored for repeats to replay)."""
@@ -137,6 +146,10 @@ class Guard:
     # ``ServiceUnavailable`` ("closed"). None: closed for tools whose policy is irreversible
     # (or unknown), open for the others.
     on_unavailable: OnUnavailable | None = None
+    # The tool is called by a model: the guard handles ``ask`` (the decorator returns the
+    # note; the model calls again with ``confirm_token=`` to run it anyway) and a repeat
+    # returns the note with the earlier result.
+    for_model: bool = False
     _side_effect: str | None = field(default=None, init=False, repr=False)
 
     def _session(self) -> str:
@@ -152,14 +165,19 @@ class Guard:
             return Attempt(check, should_run=True)
         match = check.match
         call_id = match.call_id if match is not None else (check.call_id or "?")
+        if check.decision is Decision.ASK:
+            return Attempt(check, should_run=False, note=check.note, asked=True)
         if check.decision is Decision.IN_PROGRESS:
-            raise InProgress(call_id)
+            raise InProgress(call_id, note=check.note)
         if check.decision is Decision.RECONCILE:
-            raise Reconcile(call_id)
+            raise Reconcile(call_id, note=check.note)
         assert match is not None
         if match.status is Status.FAILED:
             raise ReplayedFailure(call_id, match.error)
-        return Attempt(check, should_run=False, result=match.result)
+        return Attempt(check, should_run=False, result=match.result, note=check.note)
+
+    def _answers(self) -> tuple[str, ...]:
+        return ("ask",) if self.for_model else ()
 
     def _fail_open(self, exc: ServiceUnavailable) -> Attempt:
         mode = self.on_unavailable
@@ -179,7 +197,7 @@ class Guard:
             raise TypeError("this guard has an AsyncTooldedup client: use it from async code")
         return self.client
 
-    def _begin(self, args: Mapping[str, Any]) -> Attempt:
+    def _begin(self, args: Mapping[str, Any], confirm_token: str | None = None) -> Attempt:
         client = self._sync_client()
         if self._side_effect is None and self.on_unavailable is None:
             try:
@@ -187,7 +205,14 @@ class Guard:
             except ServiceUnavailable:
                 pass
         try:
-            check = client.check(self.tool, args, session_id=self._session(), scope=self.scope)
+            check = client.check(
+                self.tool,
+                args,
+                session_id=self._session(),
+                scope=self.scope,
+                answers=self._answers(),
+                confirm_token=confirm_token,
+            )
         except ServiceUnavailable as exc:
             return self._fail_open(exc)
         return self._decide(check)
@@ -210,10 +235,13 @@ class Guard:
             logger.warning("could not report %s's outcome: %s", check.call_id, failed)
 
     @contextmanager
-    def attempt(self, args: Mapping[str, Any]) -> Iterator[Attempt]:
+    def attempt(
+        self, args: Mapping[str, Any], confirm_token: str | None = None
+    ) -> Iterator[Attempt]:
         """Check ``args``; inside the block run the tool if ``should_run`` and call
-        ``succeeded(result)``. An exception is reported as the call's failure."""
-        attempt = self._begin(args)
+        ``succeeded(result)``. An exception is reported as the call's failure.
+        ``confirm_token``: from an ``ask`` about this very call, which then runs."""
+        attempt = self._begin(args, confirm_token)
         try:
             yield attempt
         except BaseException as exc:
@@ -228,7 +256,7 @@ class Guard:
             raise TypeError("this guard has a blocking Tooldedup client: use it from sync code")
         return self.client
 
-    async def _abegin(self, args: Mapping[str, Any]) -> Attempt:
+    async def _abegin(self, args: Mapping[str, Any], confirm_token: str | None = None) -> Attempt:
         client = self._async_client()
         if self._side_effect is None and self.on_unavailable is None:
             try:
@@ -237,7 +265,12 @@ class Guard:
                 pass
         try:
             check = await client.check(
-                self.tool, args, session_id=self._session(), scope=self.scope
+                self.tool,
+                args,
+                session_id=self._session(),
+                scope=self.scope,
+                answers=self._answers(),
+                confirm_token=confirm_token,
             )
         except ServiceUnavailable as exc:
             return self._fail_open(exc)
@@ -258,9 +291,11 @@ class Guard:
             logger.warning("could not report %s's outcome: %s", check.call_id, failed)
 
     @asynccontextmanager
-    async def aattempt(self, args: Mapping[str, Any]) -> AsyncIterator[Attempt]:
+    async def aattempt(
+        self, args: Mapping[str, Any], confirm_token: str | None = None
+    ) -> AsyncIterator[Attempt]:
         """``attempt`` for asyncio."""
-        attempt = await self._abegin(args)
+        attempt = await self._abegin(args, confirm_token)
         try:
             yield attempt
         except BaseException as exc:
@@ -275,19 +310,26 @@ class Guard:
     def __call__(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Guard ``fn``: its bound arguments, by name, are the call's arguments."""
         signature = inspect.signature(fn)
+        # A model confirms an ask with an extra argument the function does not take.
+        takes_confirm = not self.for_model or CONFIRM_ARG in signature.parameters
 
         def arguments(*args: Any, **kwargs: Any) -> dict[str, Any]:
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             return {k: v for k, v in bound.arguments.items() if k not in _NOT_ARGUMENTS}
 
+        def confirmation(kwargs: dict[str, Any]) -> str | None:
+            token = None if takes_confirm else kwargs.pop(CONFIRM_ARG, None)
+            return token if isinstance(token, str) and token else None
+
         if inspect.iscoroutinefunction(fn):
 
             @functools.wraps(fn)
             async def guarded_async(*args: Any, **kwargs: Any) -> Any:
-                async with self.aattempt(arguments(*args, **kwargs)) as attempt:
+                token = confirmation(kwargs)
+                async with self.aattempt(arguments(*args, **kwargs), token) as attempt:
                     if not attempt.should_run:
-                        return attempt.result
+                        return for_the_model(attempt) if self.for_model else attempt.result
                     result = await fn(*args, **kwargs)
                     attempt.succeeded(result)
                     return result
@@ -296,9 +338,10 @@ class Guard:
 
         @functools.wraps(fn)
         def guarded(*args: Any, **kwargs: Any) -> Any:
-            with self.attempt(arguments(*args, **kwargs)) as attempt:
+            token = confirmation(kwargs)
+            with self.attempt(arguments(*args, **kwargs), token) as attempt:
                 if not attempt.should_run:
-                    return attempt.result
+                    return for_the_model(attempt) if self.for_model else attempt.result
                 result = fn(*args, **kwargs)
                 if inspect.isawaitable(result):
                     # Nothing has run yet: storing this as the result would be a lie.
@@ -312,6 +355,18 @@ class Guard:
                 return result
 
         return guarded
+
+
+def for_the_model(attempt: Attempt) -> Any:
+    """What a model reads for a call that did not run: an ask's note; a repeat's note and
+    the earlier result (the result alone when the service sent no note)."""
+    if attempt.asked:
+        return attempt.note or "tooldedup: this call may repeat an earlier one; it did not run"
+    if attempt.note is None:
+        return attempt.result
+    result = attempt.result
+    text = result if isinstance(result, str) else json.dumps(_jsonable(result))
+    return f"{attempt.note}\nThe earlier call's result: {text}"
 
 
 def _without_payload(outcome: dict[str, Any], refused: TooldedupError) -> dict[str, Any]:

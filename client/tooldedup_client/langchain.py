@@ -4,11 +4,15 @@
     ToolNode(tools, wrap_tool_call=mw.wrap_tool_call, awrap_tool_call=mw.awrap_tool_call)
 
 The session is the LangGraph ``thread_id`` of the run (``config["configurable"]``), or the
-``session_id`` given here. Needs ``pip install 'tooldedup-client[langchain]'``.
+``session_id`` given here. A repeat answers the model with the service's note and the
+earlier result; a call the service asks about answers with the note, and runs when the
+model calls it again with ``confirm_token`` (taken off before the tool sees the args).
+Needs ``pip install 'tooldedup-client[langchain]'``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -20,12 +24,14 @@ from langgraph.types import Command
 from tooldedup_client.client import AsyncTooldedup, Tooldedup
 from tooldedup_client.errors import InProgress, Reconcile, ServiceUnavailable
 from tooldedup_client.guard import (
+    CONFIRM_ARG,
     Attempt,
     Classify,
     Guard,
     OnUnavailable,
     ReplayedFailure,
     default_classify,
+    for_the_model,
     session_scope,
 )
 from tooldedup_client.records import FailureClass
@@ -55,7 +61,26 @@ def _not_run(request: ToolCallRequest, exc: Exception) -> ToolMessage:
     """What the model reads when the call was not run (and why)."""
     if isinstance(exc, ReplayedFailure):
         return _reply(request, {"content": f"this call failed before: {exc.error}"}, error=True)
-    return _reply(request, {"content": f"not run: {exc}"}, error=True)
+    note = getattr(exc, "note", None)
+    return _reply(request, {"content": note or f"not run: {exc}"}, error=True)
+
+
+def _answer(attempt: Attempt) -> Any:
+    """What the model reads for a call that did not run: the note, and the earlier reply."""
+    stored = attempt.result
+    text = stored.get("content", stored) if isinstance(stored, dict) else stored
+    return for_the_model(dataclasses.replace(attempt, result=text))
+
+
+def _confirmed(request: ToolCallRequest) -> tuple[ToolCallRequest, str | None]:
+    """The request without the model's confirm argument, and the token it gave."""
+    args = request.tool_call["args"]
+    if CONFIRM_ARG not in args:
+        return request, None
+    token = args[CONFIRM_ARG]
+    rest = {k: v for k, v in args.items() if k != CONFIRM_ARG}
+    stripped = request.override(tool_call={**request.tool_call, "args": rest})
+    return stripped, token if isinstance(token, str) and token else None
 
 
 class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
@@ -88,6 +113,7 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
                 request.tool_call["name"],
                 classify=self._classify,
                 on_unavailable=self._on_unavailable,
+                for_model=True,
             )
             self._guards[key] = guard
         return guard
@@ -117,13 +143,14 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         if self._client is None:
             raise TypeError("this middleware has no blocking Tooldedup client")
         guard = self._guard(request, self._client)
+        request, token = _confirmed(request)
         try:
             with (
                 session_scope(self._session(request)),
-                guard.attempt(request.tool_call["args"]) as attempt,
+                guard.attempt(request.tool_call["args"], token) as attempt,
             ):
                 if not attempt.should_run:
-                    return _reply(request, attempt.result)
+                    return _reply(request, _answer(attempt))
                 return self._record(attempt, handler(request))
         except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
             return _not_run(request, exc)
@@ -135,9 +162,10 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         if self._aclient is None:
             raise TypeError("this middleware has no AsyncTooldedup client")
         guard = self._guard(request, self._aclient)
+        request, token = _confirmed(request)
         try:
             with session_scope(self._session(request)):
-                return await self._arun(guard, request, handler)
+                return await self._arun(guard, request, handler, token)
         except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
             return _not_run(request, exc)
 
@@ -146,8 +174,9 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         guard: Guard,
         request: ToolCallRequest,
         handler: Callable[[ToolCallRequest], Awaitable[Result]],
+        token: str | None,
     ) -> Result:
-        async with guard.aattempt(request.tool_call["args"]) as attempt:
+        async with guard.aattempt(request.tool_call["args"], token) as attempt:
             if not attempt.should_run:
-                return _reply(request, attempt.result)
+                return _reply(request, _answer(attempt))
             return self._record(attempt, await handler(request))

@@ -5,6 +5,10 @@
 
 Built on fastmcp's ``create_proxy``, which forwards tools, resources, prompts, sampling,
 elicitation, roots, logging and progress; ``DedupMiddleware.on_call_tool`` does the rest.
+A repeat answers with the service's note beside the stored result. A call the service asks
+about answers with the note as the tool's result; every listed write tool takes an optional
+``confirm_token``, which runs the call when the model sends it again with the token given
+(the proxy strips it before calling upstream).
 Needs ``pip install 'tooldedup-client[mcp]'``.
 """
 
@@ -25,11 +29,12 @@ from fastmcp.client.transports import StdioTransport
 from fastmcp.server import create_proxy
 from fastmcp.server.dependencies import get_http_headers
 from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
-from fastmcp.tools.base import ToolResult
+from fastmcp.tools.base import Tool, ToolResult
 from pydantic import ValidationError
 
 from tooldedup_client.client import AsyncTooldedup
-from tooldedup_client.errors import InvalidInput, ServiceUnavailable
+from tooldedup_client.errors import ConfirmTokenRejected, InvalidInput, ServiceUnavailable
+from tooldedup_client.guard import CONFIRM_ARG
 from tooldedup_client.records import Decision, FailureClass, Status
 
 __all__ = ["DedupMiddleware", "main"]
@@ -64,14 +69,31 @@ def _stored(result: ToolResult) -> dict[str, Any]:
     return dict(wire.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
-def _replayed(stored: Any) -> ToolResult:
-    """A stored ``CallToolResult`` back as a result, unchanged (anything else stored for
-    this call, by another client or by hand, comes back as its JSON text)."""
+def _replayed(stored: Any, note: str | None = None) -> ToolResult:
+    """A stored ``CallToolResult`` back as a result, its content unchanged (anything else
+    stored for this call, by another client or by hand, comes back as its JSON text); the
+    service's note for the model goes first, as a text block of its own."""
     try:
-        return ToolResult.from_mcp_result(mt.CallToolResult.model_validate(stored))
+        result = ToolResult.from_mcp_result(mt.CallToolResult.model_validate(stored))
     except ValidationError:
         text = stored if isinstance(stored, str) else json.dumps(stored)
-        return ToolResult(content=[mt.TextContent(type="text", text=text)])
+        result = ToolResult(content=[mt.TextContent(type="text", text=text)])
+    if note is None:
+        return result
+    told = mt.TextContent(type="text", text=note)
+    return result.model_copy(update={"content": [told, *result.content]})
+
+
+def _with_confirm(tool: Tool) -> Tool:
+    """``tool`` as listed, with an optional ``confirm_token`` argument (unless it has one)."""
+    properties = dict(tool.parameters.get("properties") or {})
+    if CONFIRM_ARG in properties or (tool.annotations and tool.annotations.read_only_hint):
+        return tool
+    properties[CONFIRM_ARG] = {
+        "type": "string",
+        "description": "only when tooldedup asked to confirm this call: the token it gave",
+    }
+    return tool.model_copy(update={"parameters": {**tool.parameters, "properties": properties}})
 
 
 class DedupMiddleware(Middleware):
@@ -96,6 +118,14 @@ class DedupMiddleware(Middleware):
         header = get_http_headers(include={SESSION_HEADER}).get(SESSION_HEADER, "").strip()
         return header or self._session_id
 
+    async def _own_confirm(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> bool:
+        """Whether the upstream tool itself takes an argument named ``confirm_token``."""
+        if context.fastmcp_context is None:
+            return False
+        tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
+        properties = (getattr(tool, "parameters", None) or {}).get("properties") or {}
+        return CONFIRM_ARG in properties
+
     async def _read_only(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> bool:
         if context.fastmcp_context is None:
             return False
@@ -108,6 +138,14 @@ class DedupMiddleware(Middleware):
             hint = getattr(annotations, "readOnlyHint", None)
         return bool(hint)
 
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[mt.ListToolsRequest],
+        call_next: CallNext[mt.ListToolsRequest, Sequence[Tool]],
+    ) -> Sequence[Tool]:
+        """The upstream's tools, each write tool with an optional ``confirm_token``."""
+        return [_with_confirm(tool) for tool in await call_next(context)]
+
     async def on_call_tool(
         self,
         context: MiddlewareContext[mt.CallToolRequestParams],
@@ -117,10 +155,24 @@ class DedupMiddleware(Middleware):
         params = context.message
         if await self._read_only(context):
             return await call_next(context)
+        arguments = dict(params.arguments or {})
+        confirm: str | None = None
+        if CONFIRM_ARG in arguments and not await self._own_confirm(context):
+            # The upstream never sees the token: it is this proxy's argument.
+            token = arguments.pop(CONFIRM_ARG)
+            confirm = token if isinstance(token, str) and token else None
+            params = params.model_copy(update={"arguments": arguments})
+            context = context.copy(message=params)
         try:
             check = await self._client.check(
-                params.name, params.arguments or {}, session_id=self._session(context)
+                params.name,
+                params.arguments or {},
+                session_id=self._session(context),
+                answers=("ask",),
+                confirm_token=confirm,
             )
+        except ConfirmTokenRejected as exc:
+            return _text_result(f"tooldedup: {params.name} was not run: {exc.message}")
         except ServiceUnavailable as exc:
             # Open only if the check surely stored nothing (see ServiceUnavailable).
             if self._fail_open and not exc.maybe_reached:
@@ -130,10 +182,16 @@ class DedupMiddleware(Middleware):
         match = check.match
         if check.decision is Decision.PROCEED and check.call_id is None:
             return await call_next(context)  # a read, by the service's policy: no claim
+        if check.decision is Decision.ASK and check.note is not None:
+            # An error result: the tool did not run, and a result that is not an error must
+            # match the tool's output schema, which a question cannot.
+            return _text_result(check.note)
         if check.decision is Decision.DUPLICATE and match is not None:
             stored = match.result if match.status is Status.SUCCEEDED else match.error
             if stored is not None:
-                return _replayed(stored)
+                return _replayed(stored, check.note)
+        if check.note is not None and check.decision is not Decision.PROCEED:
+            return _text_result(check.note)
         if check.decision is not Decision.PROCEED or check.call_id is None:
             call = match.call_id if match is not None else "?"
             return _text_result(

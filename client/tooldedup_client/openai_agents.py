@@ -6,7 +6,10 @@
                             tool_output_guardrails=[dedup.output])
 
 The session is ``session_id`` given here, else the run context's ``session_id`` (an
-attribute or a key of the object passed as ``Runner.run(..., context=...)``). Needs
+attribute or a key of the object passed as ``Runner.run(..., context=...)``). A repeat
+answers the model with the service's note and the earlier output. A guarded function tool
+also handles ``ask``: its schema gains an optional ``confirm_token``, the note is the
+output, and the call sent again with the token runs (the tool never sees the token). Needs
 ``pip install 'tooldedup-client[openai-agents]'``.
 """
 
@@ -31,11 +34,13 @@ from agents.tool_context import ToolContext
 from tooldedup_client.client import AsyncTooldedup
 from tooldedup_client.errors import InProgress, Reconcile, ServiceUnavailable, TooldedupError
 from tooldedup_client.guard import (
+    CONFIRM_ARG,
     Classify,
     Guard,
     OnUnavailable,
     ReplayedFailure,
     default_classify,
+    for_the_model,
     session_scope,
 )
 from tooldedup_client.records import Decision, Status
@@ -69,6 +74,41 @@ def _arguments(raw: str | None) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"input": value}
 
 
+def _with_confirm(schema: dict[str, Any], strict: bool) -> dict[str, Any]:
+    """The tool's JSON schema with an optional ``confirm_token`` (nullable and required
+    under a strict schema, which allows no optional property)."""
+    properties = dict(schema.get("properties") or {})
+    if CONFIRM_ARG in properties:
+        return schema  # the tool's own argument: left alone
+    properties[CONFIRM_ARG] = {
+        "type": ["string", "null"] if strict else "string",
+        "description": "only when tooldedup asked to confirm this call: the token it gave",
+    }
+    required = list(schema.get("required") or [])
+    return (
+        {**schema, "properties": properties, "required": [*required, CONFIRM_ARG]}
+        if strict
+        else {
+            **schema,
+            "properties": properties,
+        }
+    )
+
+
+def _split_confirm(raw: str | None, own: bool) -> tuple[str | None, str | None]:
+    """The raw arguments without the confirm token, and the token (None if not given)."""
+    if own or not raw:
+        return raw, None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return raw, None
+    if not isinstance(value, dict) or CONFIRM_ARG not in value:
+        return raw, None
+    token = value.pop(CONFIRM_ARG)
+    return json.dumps(value), token if isinstance(token, str) and token else None
+
+
 def guard_function_tool(
     tool: FunctionTool,
     client: AsyncTooldedup,
@@ -84,21 +124,29 @@ def guard_function_tool(
     (the SDK's default turns them into text, which reads as a success).
     """
     invoke = tool.on_invoke_tool
-    guard = Guard(client, tool.name, classify=classify, on_unavailable=on_unavailable)
+    guard = Guard(
+        client, tool.name, classify=classify, on_unavailable=on_unavailable, for_model=True
+    )
+    own = CONFIRM_ARG in (tool.params_json_schema.get("properties") or {})
 
     async def guarded(context: ToolContext[Any], raw: str) -> Any:
+        raw_args, token = _split_confirm(raw, own)
+        raw = raw_args or ""
         try:
             with session_scope(_session(context, session_id, session_of)):
-                async with guard.aattempt(_arguments(raw)) as attempt:
+                async with guard.aattempt(_arguments(raw), token) as attempt:
                     if not attempt.should_run:
-                        return attempt.result
+                        return for_the_model(attempt)
                     output = await invoke(context, raw)
                     attempt.succeeded(output)
                     return output
-        except (InProgress, Reconcile, ReplayedFailure, ServiceUnavailable) as exc:
+        except (InProgress, Reconcile) as exc:
+            return exc.note or f"not run: {exc}"
+        except (ReplayedFailure, ServiceUnavailable) as exc:
             return f"not run: {exc}"
 
-    return dataclasses.replace(tool, on_invoke_tool=guarded)
+    schema = _with_confirm(tool.params_json_schema, tool.strict_json_schema)
+    return dataclasses.replace(tool, on_invoke_tool=guarded, params_json_schema=schema)
 
 
 class TooldedupGuardrails:
@@ -148,7 +196,11 @@ class TooldedupGuardrails:
         if answer.decision is Decision.DUPLICATE and match is not None:
             stored = match.result if match.status is Status.SUCCEEDED else match.error
             text = stored if isinstance(stored, str) else json.dumps(stored)
+            if answer.note is not None:
+                text = f"{answer.note}\nThe earlier call's result: {text}"
             return ToolGuardrailFunctionOutput.reject_content(text)
+        if answer.note is not None:
+            return ToolGuardrailFunctionOutput.reject_content(answer.note)
         call = match.call_id if match is not None else "?"
         reason = answer.decision.value.replace("_", " ")
         return ToolGuardrailFunctionOutput.reject_content(f"not run: call {call} is {reason}")

@@ -6,7 +6,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-__all__ = ["Call", "CheckResult", "Decision", "FailureClass", "Feedback", "Match", "Status"]
+__all__ = [
+    "Ask",
+    "Call",
+    "CheckResult",
+    "Decision",
+    "FailureClass",
+    "Feedback",
+    "Match",
+    "Observed",
+    "Status",
+]
 
 
 class Decision(StrEnum):
@@ -16,6 +26,9 @@ class Decision(StrEnum):
     DUPLICATE = "duplicate"
     IN_PROGRESS = "in_progress"
     RECONCILE = "reconcile"
+    # Only to a caller that said it handles it: maybe the same call, so it did not run;
+    # send it again with ``ask.confirm_token`` to run it anyway.
+    ASK = "ask"
 
 
 class Status(StrEnum):
@@ -67,6 +80,22 @@ class Match:
 
 
 @dataclass(frozen=True, slots=True)
+class Ask:
+    """How to confirm a call an ``ask`` is about: check it again with this token."""
+
+    confirm_token: str
+    expires_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Observed:
+    """Observe mode: the answer enforcement would have given, and the call it matched."""
+
+    decision: str
+    match: Match | None
+
+
+@dataclass(frozen=True, slots=True)
 class CheckResult:
     """The answer to one check."""
 
@@ -76,11 +105,18 @@ class CheckResult:
     idempotency_key: str
     match: Match | None
     explain: dict[str, Any]
+    # For the model: what it already did and how to go on (repeats and asks).
+    note: str | None = None
+    ask: Ask | None = None
+    observed: Observed | None = None
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CheckResult:
         """From the body of ``POST /v1/check``."""
         match = data.get("match")
+        ask = data.get("ask")
+        observed = data.get("observed")
+        seen = None if observed is None else observed.get("match")
         return cls(
             decision=Decision(data["decision"]),
             call_id=data.get("call_id"),
@@ -88,6 +124,11 @@ class CheckResult:
             idempotency_key=data["idempotency_key"],
             match=None if match is None else Match.from_json(match),
             explain=data.get("explain") or {},
+            note=data.get("note"),
+            ask=None if ask is None else Ask(ask["confirm_token"], ask["expires_at"]),
+            observed=None
+            if observed is None
+            else Observed(observed["decision"], None if seen is None else Match.from_json(seen)),
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, Outcome, Scope
 
 __all__ = [
+    "AskRecord",
     "ClaimConflict",
     "Feedback",
     "KeyBinding",
@@ -69,6 +70,28 @@ class LogEntry:
     tenant: str = DEFAULT_TENANT
     # The id of the API key that sent the check (never the key); None without keys.
     key_id: str | None = None
+    # Under observe mode, the answer enforcement would have given (``decision`` is
+    # then ``proceed``; stage, score and matched call are the would-be match's).
+    observed: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AskRecord:
+    """One ``ask``: its confirm token's hash, what the token is bound to, how it ended."""
+
+    token_hash: str
+    check_id: str
+    tenant: str
+    scope: str
+    session_id: str
+    tool: str
+    args_hash: str
+    sent_hash: str
+    matched_call_id: str | None
+    created_at: float
+    expires_at: float
+    used_at: float | None = None
+    used_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +123,8 @@ class LogQuery:
     until: float | None = None
     borderline: bool | None = None
     labelled: bool | None = None
+    # An observe-mode would-be answer ("duplicate", ...), or "any" for every observed one.
+    observed: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +258,22 @@ class Ledger(Protocol):
         key_id: str | None = None,
     ) -> Feedback:
         """Label a logged check; a 'distinct' label on a match rules that match out."""
+        ...
+
+    def append_log_and_ask(self, entry: LogEntry, ask: AskRecord) -> None:
+        """Append an ``ask``'s log entry and store the ask, in one write."""
+        ...
+
+    def find_ask(self, tenant: str, token_hash: str) -> AskRecord | None:
+        """One of ``tenant``'s asks by its token's hash."""
+        ...
+
+    def use_ask(self, token_hash: str, check_id: str, now: float) -> bool:
+        """Mark an ask's token used by ``check_id``; False when it already was."""
+        ...
+
+    def purge_asks(self, before: float) -> int:
+        """Delete asks whose tokens expired before ``before``; return how many."""
         ...
 
     def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:

@@ -27,7 +27,8 @@ class SqlLogStore:
         self.db.execute(
             "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
             " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
-            " borderline, tenant, key_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " borderline, tenant, key_id, observed)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 entry.check_id,
                 entry.ts,
@@ -46,6 +47,7 @@ class SqlLogStore:
                 int(entry.borderline),
                 entry.tenant,
                 entry.key_id,
+                entry.observed,
             ),
         )
 
@@ -126,6 +128,15 @@ class SqlLogStore:
             f"SELECT {bucket} * ? AS bucket, decision, stage, tool, COUNT(*) AS n"
             " FROM decisions WHERE tenant = ? AND ts >= ? GROUP BY 1, 2, 3, 4",
             (bucket_seconds, bucket_seconds, tenant, since),
+        ).rows
+
+    def observed_counts(self, tenant: str, since: float) -> list[Row]:
+        """``tenant``'s observe-mode checks since ``since`` whose would-be answer was not
+        ``proceed``, per tool and would-be answer (columns tool, observed, n)."""
+        return self.db.execute(
+            "SELECT tool, observed, COUNT(*) AS n FROM decisions"
+            " WHERE tenant = ? AND observed IS NOT NULL AND ts >= ? GROUP BY tool, observed",
+            (tenant, since),
         ).rows
 
     def latencies(self, tenant: str, since: float, limit: int) -> list[float]:
@@ -243,6 +254,11 @@ def _filters(query: LogQuery) -> tuple[list[str], list[object]]:
         # A literal, not a parameter: only then may the partial index on borderline rows
         # serve the query.
         where.append("borderline = 1" if query.borderline else "borderline = 0")
+    if query.observed == "any":
+        where.append("observed IS NOT NULL")
+    elif query.observed is not None:
+        where.append("observed = ?")
+        params.append(query.observed)
     if query.labelled is False:
         where.append("NOT EXISTS (SELECT 1 FROM feedback f WHERE f.check_id = decisions.check_id)")
     return where, params

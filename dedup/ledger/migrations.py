@@ -259,6 +259,37 @@ def m009_log_review(d: Dialect) -> tuple[str, ...]:
     )
 
 
+@migration
+def m010_asks_and_observed(d: Dialect) -> tuple[str, ...]:
+    """Asks: each confirm token (by hash) with what it is bound to and how it ended; log
+    entries keep what observe mode would have answered, in a column a filter can use."""
+    return (
+        f"""CREATE TABLE asks (
+            token_hash TEXT PRIMARY KEY,
+            check_id TEXT NOT NULL,
+            tenant TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            session_id TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            args_hash TEXT NOT NULL,
+            sent_hash TEXT NOT NULL,
+            matched_call_id TEXT,
+            created_at {d.real} NOT NULL,
+            expires_at {d.real} NOT NULL,
+            used_at {d.real},
+            used_by TEXT
+        )""",
+        "CREATE INDEX asks_check ON asks (check_id)",
+        "CREATE INDEX asks_tenant ON asks (tenant, tool, created_at)",
+        "CREATE INDEX asks_expires ON asks (expires_at)",
+        # Whether a session went on after an unconfirmed ask (abandoned) or fell silent.
+        "CREATE INDEX decisions_session ON decisions (tenant, session_id, ts)",
+        "ALTER TABLE decisions ADD COLUMN observed TEXT",
+        "CREATE INDEX decisions_observed ON decisions (tenant, observed, row_id)"
+        " WHERE observed IS NOT NULL",
+    )
+
+
 def _rekeyed(table: str, columns: str, copied: str, suffix: str = "") -> tuple[str, ...]:
     """Rebuild ``table`` with ``columns``, its rows moved into the default tenant (neither
     database can change a primary key in place)."""

@@ -102,6 +102,7 @@ def log_entry_from_row(row: Row, feedback: Feedback | None) -> LogEntry:
         borderline=bool(row["borderline"]),
         tenant=row["tenant"],
         key_id=row["key_id"],
+        observed=row["observed"],
     )
 
 

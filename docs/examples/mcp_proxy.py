@@ -25,7 +25,7 @@ PROXY = str(_beside) if _beside.exists() else shutil.which("tooldedup-mcp") or "
 
 
 def text(result: object) -> str:
-    return "".join(getattr(block, "text", "") for block in getattr(result, "content", []))
+    return "\n".join(getattr(block, "text", "") for block in getattr(result, "content", []))
 
 
 async def main(ledger: Path) -> None:

@@ -1,0 +1,415 @@
+"""The ``ask`` answer over HTTP: offered only to callers that handle it, confirmed once with
+its token, never claiming while open; and the note for the model on repeats."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from tests.helpers import check, complete
+from tests.test_tenants import auth, make_key
+from tooldedup.api.app import create_app
+from tooldedup.api.settings import Settings
+from tooldedup.dedup.protocols import Embedder, PairScorer
+
+BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
+# The verifier cannot account for the dropped "any": neither surely the same nor different.
+UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have questions."
+# The README's paraphrase: a borderline semantic match the verifier has no objection to.
+REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
+FIRST = {"to": "bob@example.com", "body": BODY}
+AGAIN = {"to": "bob@example.com", "body": UNSURE}
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_800_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def client(
+    settings: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+) -> Iterator[TestClient]:
+    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    with TestClient(app) as test_client:
+        yield test_client
+
+
+def _sent(client: TestClient, session: str = "s1") -> str:
+    """Store the first email, succeeded; return its call id."""
+    first = check(client, FIRST, session_id=session)
+    assert first["decision"] == "proceed"
+    complete(client, first["call_id"], status="succeeded", result={"message_id": "m-42"})
+    return str(first["call_id"])
+
+
+def _calls(client: TestClient, session: str = "s1") -> int:
+    return len(client.get(f"/v1/sessions/{session}/calls").json()["calls"])
+
+
+def _ask(client: TestClient, **extra: Any) -> dict[str, Any]:
+    asked = check(client, AGAIN, answers=["ask"], **extra)
+    assert asked["decision"] == "ask", asked["explain"]
+    return asked
+
+
+def test_ask_carries_the_earlier_call_a_note_and_a_token(client: TestClient, clock: Clock) -> None:
+    earlier = _sent(client)
+    clock.now += 120
+    asked = _ask(client)
+    assert asked["call_id"] == earlier
+    assert asked["match"]["args"] == FIRST
+    assert asked["match"]["result"] == {"message_id": "m-42"}
+    assert asked["match"]["status"] == "succeeded"
+    token = asked["ask"]["confirm_token"]
+    assert token.startswith("cfm_")
+    assert asked["ask"]["expires_at"] == "2027-01-15T08:12:00Z"
+    note = asked["note"]
+    assert 'You already called send_email(to="bob@example.com")' in note
+    assert "(2 minutes ago)" in note
+    assert 'message_id="m-42"' in note
+    assert token in note
+    assert "it differs in body" in note
+    assert asked["explain"]["stages"][-1]["verdict"] == "unsure"
+    assert _calls(client) == 1  # nothing claimed
+
+
+@pytest.mark.parametrize(
+    ("extra", "headers", "expected"),
+    [
+        ({}, {}, "proceed"),
+        ({"answers": []}, {}, "proceed"),
+        ({"answers": ["something-new"]}, {}, "proceed"),
+        ({"answers": ["something-new", "ask"]}, {}, "ask"),
+        ({}, {"X-Tooldedup-Answers": "ask"}, "ask"),
+        ({}, {"X-Tooldedup-Answers": "other, ask"}, "ask"),
+        ({}, {"X-Tooldedup-Answers": "other"}, "proceed"),
+    ],
+)
+def test_ask_only_for_callers_that_handle_it(
+    client: TestClient, extra: dict[str, Any], headers: dict[str, str], expected: str
+) -> None:
+    _sent(client)
+    body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, **extra}
+    answer = client.post("/v1/check", json=body, headers=headers).json()
+    assert answer["decision"] == expected
+    assert (answer["ask"] is not None) is (expected == "ask")
+
+
+@pytest.mark.parametrize(
+    ("unsure_action", "expected"),
+    [("proceed", "proceed"), ("duplicate", "duplicate"), ("judge", "proceed")],
+)
+def test_others_get_the_unsure_action(
+    client: TestClient, unsure_action: str, expected: str
+) -> None:
+    client.put("/v1/tools/send_email/policy", json={"unsure_action": unsure_action})
+    _sent(client)
+    answer = check(client, AGAIN)
+    assert answer["decision"] == expected
+    # No judge is configured here: "judge" falls back to proceed and says so.
+    assert any("unsure_action" in note for note in answer["explain"]["notes"])
+
+
+def test_borderline_action_ask(client: TestClient) -> None:
+    """A band match under borderline_action = "ask" asks; others get unsure_action."""
+    client.put("/v1/tools/send_email/policy", json={"borderline_action": "ask"})
+    _sent(client)
+    args = {"to": "bob@example.com", "body": REWORDED}
+    asked = check(client, args, answers=["ask"])
+    assert asked["decision"] == "ask"
+    assert asked["explain"]["borderline"] is True
+    assert check(client, args)["decision"] == "proceed"
+
+
+def test_confirm_round_trip(client: TestClient) -> None:
+    earlier = _sent(client)
+    asked = _ask(client)
+    token = asked["ask"]["confirm_token"]
+    confirmed = check(client, AGAIN, answers=["ask"], confirm_token=token)
+    assert confirmed["decision"] == "proceed"
+    assert confirmed["call_id"] not in (None, earlier)
+    assert confirmed["explain"]["confirmed_ask"] == asked["check_id"]
+    assert _calls(client) == 2
+    # The caller's word is a 'distinct' label on the ask, for calibration.
+    entry = client.get(f"/v1/log/{asked['check_id']}").json()["entry"]
+    assert entry["feedback"]["label"] == "distinct"
+    assert entry["feedback"]["source"] == "caller"
+    assert entry["decision"] == "ask"
+    assert entry["matched_call_id"] == earlier
+    # The confirmed call is a call like any other: its own repeat is a duplicate.
+    complete(client, confirmed["call_id"], status="succeeded", result={"message_id": "m-43"})
+    again = check(client, AGAIN, answers=["ask"])
+    assert (again["decision"], again["call_id"]) == ("duplicate", confirmed["call_id"])
+    log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
+    assert [(e["check_id"], e["ask_ending"]) for e in log] == [(asked["check_id"], "confirmed")]
+
+
+@pytest.mark.parametrize(
+    ("misuse", "status", "code"),
+    [
+        ("reused", 409, "confirm_token_used"),
+        ("wrong_args", 409, "confirm_token_mismatch"),
+        ("other_tool", 409, "confirm_token_mismatch"),
+        ("other_session", 409, "confirm_token_mismatch"),
+        ("expired", 409, "confirm_token_expired"),
+        ("unknown", 409, "confirm_token_unknown"),
+        ("malformed", 422, "invalid_input"),
+        ("too_long", 422, "invalid_request"),
+        ("unicode", 422, "invalid_input"),
+        ("dry_run", 422, "invalid_input"),
+    ],
+)
+def test_token_misuse_runs_nothing(
+    client: TestClient, clock: Clock, misuse: str, status: int, code: str
+) -> None:
+    _sent(client)
+    _sent(client, "s2")
+    token = _ask(client)["ask"]["confirm_token"]
+    body: dict[str, Any] = {
+        "session_id": "s1",
+        "tool": "send_email",
+        "args": AGAIN,
+        "confirm_token": token,
+    }
+    if misuse == "reused":
+        assert client.post("/v1/check", json=body).json()["decision"] == "proceed"
+    elif misuse == "wrong_args":
+        body["args"] = {**AGAIN, "to": "carol@example.com"}
+    elif misuse == "other_tool":
+        body["tool"] = "send_sms"
+    elif misuse == "other_session":
+        body["session_id"] = "s2"
+    elif misuse == "expired":
+        clock.now += 601
+    elif misuse == "unknown":
+        body["confirm_token"] = "cfm_" + "0" * 40
+    elif misuse == "malformed":
+        body["confirm_token"] = "cfm_" + "z" * 40
+    elif misuse == "too_long":
+        body["confirm_token"] = token * 3
+    elif misuse == "unicode":
+        body["confirm_token"] = "cfm_é\u202e" + token[4:]
+    elif misuse == "dry_run":
+        body["dry_run"] = True
+    before = _calls(client, body["session_id"]), _calls(client, "s2")
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == status, response.text
+    assert response.json()["error"]["code"] == code
+    assert (_calls(client, body["session_id"]), _calls(client, "s2")) == before
+
+
+def test_token_of_another_tenant_is_unknown(
+    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+) -> None:
+    acme = make_key(settings, capsys, "acme", "agent")
+    beta = make_key(settings, capsys, "beta", "agent")
+    with TestClient(create_app(settings, embedder=embedder)) as client:
+        for key in (acme, beta):
+            body = {"session_id": "s1", "tool": "send_email", "args": FIRST}
+            first = client.post("/v1/check", json=body, headers=auth(key)).json()
+            outcome = {"status": "succeeded"}
+            client.post(f"/v1/calls/{first['call_id']}/complete", json=outcome, headers=auth(key))
+        body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "answers": ["ask"]}
+        token = client.post("/v1/check", json=body, headers=auth(acme)).json()["ask"]
+        body["confirm_token"] = token["confirm_token"]
+        response = client.post("/v1/check", json=body, headers=auth(beta))
+        assert response.status_code == 409
+        assert response.json()["error"]["code"] == "confirm_token_unknown"
+
+
+def test_concurrent_repeats_during_an_open_question_are_asked_too(client: TestClient) -> None:
+    _sent(client)
+    start = threading.Barrier(4)
+
+    def repeat(_: int) -> dict[str, Any]:
+        start.wait()
+        return check(client, AGAIN, answers=["ask"])
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(repeat, range(4)))
+    assert {a["decision"] for a in answers} == {"ask"}
+    assert len({a["ask"]["confirm_token"] for a in answers}) == 4
+    assert _calls(client) == 1
+    # Two of them confirm: the call runs once; the other confirmation meets it running.
+    tokens = [a["ask"]["confirm_token"] for a in answers[:2]]
+    confirmed = [check(client, AGAIN, answers=["ask"], confirm_token=t) for t in tokens]
+    assert [c["decision"] for c in confirmed] == ["proceed", "in_progress"]
+    assert confirmed[1]["call_id"] == confirmed[0]["call_id"]
+    assert _calls(client) == 2
+
+
+def test_a_question_never_confirmed_never_runs(client: TestClient, clock: Clock) -> None:
+    _sent(client)
+    asked = _ask(client)
+    clock.now += 700
+    check(client, {"to": "carol@example.com", "body": "Unrelated."})
+    log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
+    assert log[0]["ask_ending"] == "abandoned"
+    assert _calls(client) == 2  # the first email and the unrelated one
+    summary = client.get("/v1/review/summary").json()
+    tools = {tool["tool"]: tool for tool in summary["tools"]}
+    assert tools["send_email"]["asks"] == {"abandoned": 1}
+    assert asked["call_id"] is not None
+
+
+def test_notes_on_duplicate_and_in_progress(client: TestClient, clock: Clock) -> None:
+    first = check(client, FIRST)
+    running = check(client, FIRST)
+    assert running["decision"] == "in_progress"
+    assert running["note"].startswith('You already called send_email(to="bob@example.com")')
+    assert "it is still running" in running["note"]
+    assert "wait for it to finish" in running["note"]
+    complete(client, first["call_id"], status="succeeded", result={"message_id": "m-42"})
+    clock.now += 120
+    again = check(client, FIRST)
+    assert again["decision"] == "duplicate"
+    assert again["note"] == (
+        'You already called send_email(to="bob@example.com") at 08:00 UTC (2 minutes ago);'
+        ' it succeeded with message_id="m-42". It was not run again; use that result instead'
+        " of calling it again."
+    )
+    assert check(client, {"to": "x@example.com", "body": BODY})["note"] is None
+
+
+def test_notes_can_be_turned_off(client: TestClient) -> None:
+    client.put("/v1/tools/send_email/policy", json={"model_notes": False})
+    first = check(client, FIRST)
+    complete(client, first["call_id"], status="succeeded")
+    assert check(client, FIRST)["note"] is None
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"to": "bob@example.com", "body": "x" * 60_000},
+        {"to": "é" * 5000, "api_token": "sk-secret-value", "body": "\u202e\n\x07"},
+        {"nested": {"deep": [1, 2, 3]}, "k" * 300: "v"},
+    ],
+)
+def test_notes_stay_short_and_show_no_secrets(
+    client: TestClient, tmp_path: Path, args: dict[str, Any]
+) -> None:
+    first = check(client, args)
+    complete(client, first["call_id"], status="succeeded", result={"password": "hunter2"})
+    note = check(client, args)["note"]
+    assert len(note) <= 800
+    assert "sk-secret-value" not in note
+    assert "hunter2" not in note
+
+
+@pytest.mark.parametrize(
+    "answers",
+    [
+        "ask",
+        [1],
+        [None],
+        ["a" * 33],
+        ["ask"] * 17,
+        {"ask": True},
+    ],
+)
+def test_malformed_answers_are_refused(client: TestClient, answers: Any) -> None:
+    body = {"session_id": "s1", "tool": "send_email", "args": FIRST, "answers": answers}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "invalid_request"
+    assert _calls(client) == 0
+
+
+def test_an_oversized_answers_header_is_refused(client: TestClient) -> None:
+    body = {"session_id": "s1", "tool": "send_email", "args": FIRST}
+    response = client.post("/v1/check", json=body, headers={"X-Tooldedup-Answers": "a" * 300})
+    assert response.status_code == 422
+    assert _calls(client) == 0
+
+
+def test_a_dry_run_ask_hands_out_no_token(client: TestClient) -> None:
+    _sent(client)
+    asked = check(client, AGAIN, answers=["ask"], dry_run=True)
+    assert asked["decision"] == "ask"
+    assert asked["ask"] is None
+    assert "send the same call again, confirmed" in asked["note"]
+
+
+def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
+    client: TestClient,
+) -> None:
+    """A reworded repeat the verifier has no objection to is a duplicate by default; under
+    ask_unconfirmed, a caller that handles ask is asked instead; others still get duplicate."""
+    reworded = (
+        "Hi Bob, the Q3 report is attached, as promised. Let me know if you have any questions."
+    )
+    _sent(client)
+    args = {"to": "bob@example.com", "body": reworded}
+    assert check(client, args, answers=["ask"], dry_run=True)["decision"] == "duplicate"
+    client.put("/v1/tools/send_email/policy", json={"ask_unconfirmed": True})
+    asked = check(client, args, answers=["ask"])
+    assert asked["decision"] == "ask"
+    assert asked["explain"]["stages"][-1]["verdict"] == "no_objection"
+    assert "ask_unconfirmed" in asked["explain"]["notes"][0]
+    assert check(client, args, dry_run=True)["decision"] == "duplicate"
+    # In the borderline band too (under borderline_action = "duplicate").
+    band = {"to": "bob@example.com", "body": REWORDED}
+    in_band = check(client, band, answers=["ask"], dry_run=True)
+    assert (in_band["decision"], in_band["explain"]["borderline"]) == ("ask", True)
+    token = asked["ask"]["confirm_token"]
+    assert check(client, args, confirm_token=token)["decision"] == "proceed"
+
+
+def test_asks_across_both_stores(
+    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+) -> None:
+    """Tokens live in the store: asked, confirmed once, refused after, on SQLite and
+    PostgreSQL alike (and so across workers sharing one)."""
+    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    with TestClient(app) as client:
+        _sent(client)
+        asked = [_ask(client) for _ in range(2)]
+        tokens = [a["ask"]["confirm_token"] for a in asked]
+        clock.now += 1
+        first = check(client, AGAIN, confirm_token=tokens[0])
+        assert first["decision"] == "proceed"
+        second = check(client, AGAIN, confirm_token=tokens[1])
+        assert (second["decision"], second["call_id"]) == ("in_progress", first["call_id"])
+        reused = client.post(
+            "/v1/check",
+            json={
+                "session_id": "s1",
+                "tool": "send_email",
+                "args": AGAIN,
+                "confirm_token": tokens[0],
+            },
+        )
+        assert reused.json()["error"]["code"] == "confirm_token_used"
+        clock.now += 700
+        log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
+        assert sorted(e["ask_ending"] for e in log) == ["abandoned", "confirmed"]
+        assert _calls(client) == 2
+
+
+def test_a_retried_confirmation_gets_its_first_answer(client: TestClient) -> None:
+    """The client resends a check with its attempt token when the answer is lost: the
+    confirmation that spent the token is answered again, not refused."""
+    _sent(client)
+    token = _ask(client)["ask"]["confirm_token"]
+    sent = {"confirm_token": token, "attempt_token": "at-1"}
+    first = check(client, AGAIN, **sent)
+    again = check(client, AGAIN, **sent)
+    assert (first["decision"], again["decision"]) == ("proceed", "proceed")
+    assert again["call_id"] == first["call_id"]
+    assert _calls(client) == 2

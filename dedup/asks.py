@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Callable
 
 from tooldedup.dedup.canonical import sent_hash, window_field
 from tooldedup.dedup.errors import ConfirmTokenRejected, InvalidInput
@@ -147,14 +148,17 @@ def differing_fields(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]
     return tuple(sorted(paths))
 
 
-def model_note(proposal: Proposal, decision: Decision, now: float) -> str | None:
+def model_note(
+    proposal: Proposal, decision: Decision, now: float, secret: Callable[[str], bool]
+) -> str | None:
     """The note for the model, where its answer has one and the policy wants it."""
     match, tool = decision.match, proposal.call.tool
     if match is None:
         return None
     if decision.kind is DecisionKind.ASK:
         token = None if decision.ask is None else decision.ask.confirm_token
-        return ask_note(tool, match.call, now, token, differing_fields(proposal, match.call))
+        differing = differing_fields(proposal, match.call)
+        return ask_note(tool, match.call, now, token, secret, differing)
     if decision.kind is DecisionKind.PROCEED or not proposal.policy.model_notes:
         return None
-    return repeat_note(tool, match.call, decision.kind, now)
+    return repeat_note(tool, match.call, decision.kind, now, secret)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -19,7 +20,8 @@ __all__ = ["MAX_NOTE_CHARS", "ask_note", "repeat_note"]
 MAX_NOTE_CHARS = 800
 _MAX_VALUE_CHARS = 60
 _MAX_SHOWN = 2
-_SECRET_WORDS = ("secret", "password", "passwd", "token", "api_key", "apikey", "auth", "credential")
+# Whether a field's name names a secret: the language pack's reading, handed in.
+Secret = Callable[[str], bool]
 
 _ENDINGS = {
     DecisionKind.DUPLICATE: "It was not run again; use that result instead of calling it again.",
@@ -32,10 +34,12 @@ _ENDINGS = {
 }
 
 
-def repeat_note(tool: str, earlier: CallRecord, kind: DecisionKind, now: float) -> str:
+def repeat_note(
+    tool: str, earlier: CallRecord, kind: DecisionKind, now: float, secret: Secret
+) -> str:
     """What a ``duplicate``, ``in_progress`` or ``reconcile`` answer tells the model."""
     ending = _ENDINGS.get(kind, "It was not run again.")
-    return _bounded(f"{_already(tool, earlier, now)} {ending}")
+    return _bounded(f"{_already(tool, earlier, now, secret)} {ending}")
 
 
 def ask_note(
@@ -43,6 +47,7 @@ def ask_note(
     earlier: CallRecord,
     now: float,
     confirm_token: str | None,
+    secret: Secret,
     differing: tuple[str, ...] = (),
 ) -> str:
     """What an ``ask`` tells the model: the earlier call, and how to confirm this one."""
@@ -58,23 +63,26 @@ def ask_note(
         f" mean to do it again, {how}; if not, do not call it again."
     )
     # The token is never cut off: the paragraph before it is.
-    return f"{_bounded(_already(tool, earlier, now), MAX_NOTE_CHARS - len(ask) - 1)} {ask}"
+    already = _already(tool, earlier, now, secret)
+    return f"{_bounded(already, MAX_NOTE_CHARS - len(ask) - 1)} {ask}"
 
 
-def _already(tool: str, earlier: CallRecord, now: float) -> str:
-    shown = _shown(earlier.sent_args)
+def _already(tool: str, earlier: CallRecord, now: float, secret: Secret) -> str:
+    shown = _shown(earlier.sent_args, secret)
     what = f"{_clip(tool, 80)}({shown})" if shown else _clip(tool, 80)
-    return f"You already called {what} at {_when(earlier.created_at, now)}; {_how(earlier)}."
+    return (
+        f"You already called {what} at {_when(earlier.created_at, now)}; {_how(earlier, secret)}."
+    )
 
 
-def _how(record: CallRecord) -> str:
+def _how(record: CallRecord, secret: Secret) -> str:
     if record.status is CallStatus.PENDING:
         return "it is still running"
     if record.status is CallStatus.SUCCEEDED:
-        shown = _shown(_readable(record.result))
+        shown = _shown(_readable(record.result), secret)
         return f"it succeeded with {shown}" if shown else "it succeeded"
     if record.status is CallStatus.FAILED and record.failure_class is FailureClass.POISON:
-        shown = _shown(record.error)
+        shown = _shown(record.error, secret)
         return f"it failed for good ({shown})" if shown else "it failed for good"
     if record.status is CallStatus.FAILED and record.failure_class is FailureClass.RETRYABLE:
         return "it failed and may be tried again"
@@ -96,13 +104,13 @@ def _readable(result: Any) -> Any:
     return {key: value for key, value in result.items() if not isinstance(value, bool)}
 
 
-def _shown(value: Any) -> str:
+def _shown(value: Any, secret: Secret) -> str:
     """A few short values: ``key="value"`` for an object's scalar fields, or the value."""
     if isinstance(value, dict):
         picked = [
             f"{_scalar_key(str(key))}={_scalar(item)}"
             for key, item in value.items()
-            if _is_scalar(item) and not _secret(str(key)) and len(str(item)) <= _MAX_VALUE_CHARS
+            if _is_scalar(item) and not secret(str(key)) and len(str(item)) <= _MAX_VALUE_CHARS
         ]
         return ", ".join(picked[:_MAX_SHOWN])
     if _is_scalar(value) and value is not None:
@@ -137,11 +145,6 @@ def _encodes(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-def _secret(key: str) -> bool:
-    low = key.lower()
-    return any(word in low for word in _SECRET_WORDS)
 
 
 def _clip(text: str, limit: int) -> str:

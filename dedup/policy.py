@@ -164,7 +164,7 @@ class ToolPolicy:
         _check_range("max_text_chars", self.max_text_chars, 0, 1 << 20)
         _check_range("max_comparisons", self.max_comparisons, 1, 10_000_000)
         _check_range("ask_ttl_seconds", self.ask_ttl_seconds, 1.0, 86_400.0)
-        for name in ("model_notes", "ask_unconfirmed"):
+        for name in ("pair_model", "model_notes", "ask_unconfirmed"):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInput(f"{name} must be true or false")
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):
@@ -203,9 +203,8 @@ _ENUM_FIELDS: dict[str, type[StrEnum]] = {
     "unsure_action": UnsureAction,
     "enforcement": Enforcement,
 }
-_BOOL_FIELDS = frozenset({"model_notes", "ask_unconfirmed"})
+_BOOL_FIELDS = frozenset({"pair_model", "model_notes", "ask_unconfirmed"})
 _FIELD_NAMES = frozenset(f.name for f in fields(ToolPolicy))
-_BOOL_FIELDS = frozenset({"pair_model"})
 _INT_FIELDS = frozenset(
     {"max_candidates", "max_fuzzy_edits", "max_text_leaves", "max_text_chars", "max_comparisons"}
 )

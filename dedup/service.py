@@ -119,6 +119,10 @@ class DedupService:
         self._caps = caps
         self._locks = KeyedLocks()
 
+    def _secret(self, name: str) -> bool:
+        """Whether a field of this name holds a secret (a note never shows its value)."""
+        return self._pack.field(name).secret
+
     @property
     def canonicalizer(self) -> Canonicalizer:
         """What makes each call's canonical form, through the language pack."""
@@ -229,14 +233,14 @@ class DedupService:
                 policy.ask_ttl_seconds,
             )
             decision = replace(decision, ask=AskTicket(token, ask.expires_at))
-            decision = replace(decision, note=model_note(proposal, decision, now))
+            decision = replace(decision, note=model_note(proposal, decision, now, self._secret))
             decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
             # The token and the log line in one write; unlike a claim's log line, this one
             # may not be lost: a token the store does not hold could never confirm (a 503
             # here stored nothing, and the check may simply be sent again).
             self._ledger.append_log_and_ask(self._entry(proposal, decision, now, key_id), ask)
             return decision
-        decision = replace(decision, note=model_note(proposal, decision, now))
+        decision = replace(decision, note=model_note(proposal, decision, now, self._secret))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
             self._ledger.append_log(self._entry(proposal, decision, now, key_id))

@@ -11,11 +11,15 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
+
 from tests.consumer_handlers import effects
+from tests.server import serve
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSUMER = Path(sys.executable).parent / "tooldedup-consumer"
@@ -45,6 +49,16 @@ class CrashCounts:
     def line(self, broker: str) -> str:
         """One line for the test's output and the report."""
         return f"crash drill {broker}: " + json.dumps(self.__dict__, sort_keys=True)
+
+
+@contextmanager
+def drill_server(folder: Path, model_cache: Path) -> Iterator[httpx.Client]:
+    """A tooldedup server whose drill tool has a 2 s lease, so a killed consumer's claim is
+    reconciled soon."""
+    with serve(folder / "ledger.db", model_cache) as client:
+        put = client.put(f"/v1/tools/{TOOL}/policy", json={"lease_seconds": 2})
+        assert put.status_code == 200, put.text
+        yield client
 
 
 def orders(count: int, seed: int) -> list[dict[str, object]]:

@@ -22,17 +22,16 @@ from tooldedup_client.consumer.nats_jetstream import NatsJetStreamBroker
 from tests.brokers import NatsServer, nats_server
 from tests.consumer_crash import (
     CONSUMER,
-    TOOL,
     Published,
     consumer_env,
     count,
     drain,
+    drill_server,
     kill_repeatedly,
     orders,
     start_consumer,
 )
 from tests.consumer_handlers import effects
-from tests.server import serve
 
 pytestmark = pytest.mark.slow
 
@@ -42,9 +41,7 @@ KILLS = 8
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[httpx.Client]:
     """One tooldedup server for the module; the drill's tool has a 2 s lease."""
-    with serve(tmp_path_factory.mktemp("td") / "ledger.db", model_cache) as client:
-        put = client.put(f"/v1/tools/{TOOL}/policy", json={"lease_seconds": 2})
-        assert put.status_code == 200, put.text
+    with drill_server(tmp_path_factory.mktemp("td"), model_cache) as client:
         yield client
 
 

@@ -27,6 +27,7 @@ from tests.consumer_crash import (
     Published,
     count,
     drain,
+    drill_server,
     kill_repeatedly,
     orders,
     start_consumer,
@@ -41,7 +42,6 @@ from tests.redis_consumer import (
     run_until_idle,
     run_until_stopped,
 )
-from tests.server import serve
 
 pytestmark = pytest.mark.slow
 
@@ -52,9 +52,7 @@ KILLS = 8
 def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[httpx.Client]:
     """One tooldedup server for the module; the drill's tool has a 2 s lease, so a killed
     consumer's claim is reconciled soon."""
-    with serve(tmp_path_factory.mktemp("td") / "ledger.db", model_cache) as client:
-        put = client.put(f"/v1/tools/{TOOL}/policy", json={"lease_seconds": 2})
-        assert put.status_code == 200, put.text
+    with drill_server(tmp_path_factory.mktemp("td"), model_cache) as client:
         yield client
 
 

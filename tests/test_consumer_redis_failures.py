@@ -28,10 +28,10 @@ from tooldedup_client.consumer import (
 from tests.brokers import RedisServer, redis_server
 from tests.consumer_crash import (
     CONSUMER,
-    TOOL,
     Published,
     consumer_env,
     drain,
+    drill_server,
     start_consumer,
 )
 from tests.consumer_handlers import effects
@@ -45,7 +45,7 @@ from tests.redis_consumer import (
     run_until_stopped,
     tooldedup_on_port,
 )
-from tests.server import free_port, serve
+from tests.server import free_port
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +54,7 @@ pytestmark = pytest.mark.slow
 def service(tmp_path_factory: pytest.TempPathFactory, model_cache: Path) -> Iterator[httpx.Client]:
     """One tooldedup server for the module; the drill's tool has a 2 s lease, so a killed
     consumer's claim is reconciled soon."""
-    with serve(tmp_path_factory.mktemp("td") / "ledger.db", model_cache) as client:
-        put = client.put(f"/v1/tools/{TOOL}/policy", json={"lease_seconds": 2})
-        assert put.status_code == 200, put.text
+    with drill_server(tmp_path_factory.mktemp("td"), model_cache) as client:
         yield client
 
 

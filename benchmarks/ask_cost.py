@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         "<!-- --8<-- [start:table] -->\n"
         f"`python -m benchmarks.ask_cost`: one connection (wrk -c1 -t1), {args.sessions}"
         f" sessions, {args.rounds} interleaved rounds of {args.seconds:g} s per kind; the"
-        " median of the rounds' p50 and p99. Default serve settings (SQLite, pair model on)."
+        " median of the rounds' p50 and p99. Default serve settings (SQLite, pair model off)."
         "\n\n" + "\n".join(lines) + "\n<!-- --8<-- [end:table] -->\n"
     )
     print(report)

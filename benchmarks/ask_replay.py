@@ -1,6 +1,6 @@
 """The held-out half replayed through the real service, by a caller that handles ``ask``.
 
-    python -m benchmarks.ask_replay [--limit N] [--ask-unconfirmed] [--out FILE]
+    python -m benchmarks.ask_replay [--limit N] [--ask-unconfirmed] [--pair-model] [--out FILE]
 
 Each held-out pair of ``calibration/data/pairs.jsonl`` (the half ``tooldedup calibrate``
 never trains on): ``a`` is checked and completed in a session of its own, then ``b`` is
@@ -114,11 +114,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="only the first N pairs")
     parser.add_argument("--ask-unconfirmed", action="store_true")
+    parser.add_argument("--pair-model", action="store_true", help="policy pair_model = true")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    name = "ask-replay-unconfirmed.md" if args.ask_unconfirmed else "ask-replay.md"
-    out = args.out or RESULTS / name
-    policies = PolicySet(ToolPolicy(ask_unconfirmed=args.ask_unconfirmed))
+    name = "ask-replay" + "-unconfirmed" * args.ask_unconfirmed + "-pair-model" * args.pair_model
+    out = args.out or RESULTS / f"{name}.md"
+    policy = ToolPolicy(ask_unconfirmed=args.ask_unconfirmed, pair_model=args.pair_model)
+    policies = PolicySet(policy)
     pairs = [p for p in load_pairs(PAIRS) if held_out(p.group or p.ref)][: args.limit]
     with tempfile.TemporaryDirectory() as workdir:
         counts = replay(pairs, Path(workdir), policies)
@@ -129,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
         '# The held-out half, replayed with answers: ["ask"]\n\n'
         "<!-- --8<-- [start:table] -->\n"
         f"`python -m benchmarks.ask_replay`: {len(pairs)} held-out pairs of"
-        f" calibration/data/pairs.jsonl, {setting}, pair model on; {rejected} refused as"
+        f" calibration/data/pairs.jsonl, {setting}, pair model {'on' if args.pair_model else 'off'};"
+        f" {rejected} refused as"
         " invalid input. Each pair's second call is answered once to a caller that handles"
         ' `ask` and once to one that does not (`unsure_action = "proceed"`).\n\n'
         f"{text}\n<!-- --8<-- [end:table] -->\n"

@@ -111,13 +111,17 @@ def system_commands(
     serve = [sys.executable, "-m", "tooldedup.api.cli", "serve", *common]
     cache = str(work_dir / f"cache-{sha[:12]}")
     baseline = [str(python), "-m", "api.cli", "serve", *common, "--cache-dir", cache]
+    # The pair model is a policy option: loaded by default, read where a policy asks.
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with_model = run_dir / "pair-model.toml"
+    with_model.write_text("[defaults]\npair_model = true\n", encoding="utf-8")
     return {
         "baseline": System(
             f"0.1 ({sha[:7]})", [*baseline, "--db", str(run_dir / "base.db")], run_dir
         ),
         "on": System(
             "today, pair model on",
-            [*serve, "--db", str(run_dir / "on.db"), "--pair-model"],
+            [*serve, "--db", str(run_dir / "on.db"), "--policy", str(with_model)],
             run_dir,
         ),
         "off": System(

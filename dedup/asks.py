@@ -7,6 +7,7 @@ session, tool and args of the call asked about, single-use and short-lived.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import secrets
 from collections.abc import Callable
@@ -28,6 +29,8 @@ __all__ = [
     "model_note",
     "token_hash",
 ]
+
+logger = logging.getLogger(__name__)
 
 CONFIRM_TOKEN_PATTERN = r"^cfm_[0-9a-f]{40}$"
 _TOKEN = re.compile(CONFIRM_TOKEN_PATTERN)
@@ -118,6 +121,14 @@ class AskBook:
         first."""
         if not self._ledger.use_ask(hashed, check_id, now):
             raise ConfirmTokenRejected("this confirm_token was already used", "used")
+
+    def give_back(self, hashed: str, check_id: str) -> None:
+        """Unspend a token whose claim was not stored: its retry may confirm again. Best
+        effort: a store that cannot take this write did not take the claim either."""
+        try:
+            self._ledger.unuse_ask(hashed, check_id)
+        except Exception:
+            logger.warning("could not give back confirm token of %s", check_id, exc_info=True)
 
 
 def bound_hashes(proposal: Proposal) -> tuple[str, str]:

@@ -505,11 +505,13 @@ class DedupService:
         if self._caps is not None:
             # Only a new claim counts against the cap: answers about stored calls never do.
             self._caps.admit(call.tenant)
+        spent: str | None = None
         if call.confirm_token is not None and decision.confirmed_ask is not None:
             # Spent with the claim, under the scope lock: of two checks sending one token,
             # the second meets this claim and claims nothing. (A retry of a confirmation
             # that already spent it, found by its attempt token, spends nothing.)
-            self._asks.spend(token_hash(call.confirm_token), decision.check_id, now)
+            spent = token_hash(call.confirm_token)
+            self._asks.spend(spent, decision.check_id, now)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,
             row_id=0,
@@ -533,7 +535,16 @@ class DedupService:
             attempt_token=call.attempt_token,
             tenant=call.tenant,
         )
-        claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
+        try:
+            claimed = self._ledger.claim(record, live_since=now - policy.window_seconds)
+        except BaseException:
+            # No claim stored (a 503 says "send again"): the token is given back, so that
+            # the retry of this confirmation runs the call instead of meeting "used".
+            if spent is not None:
+                self._asks.give_back(spent, decision.check_id)
+            raise
+        if isinstance(claimed, ClaimConflict) and spent is not None:
+            self._asks.give_back(spent, decision.check_id)
         if isinstance(claimed, ClaimConflict):
             # Another process claimed the same intent first: report on that claim.
             holder = claimed.holder

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 
 from tooldedup.dedup.errors import InvalidInput
-from tooldedup.dedup.policy import PolicySet, ToolPolicy
+from tooldedup.dedup.policy import PolicySet, ToolPolicy, UnsureAction
 from tooldedup.dedup.records import DEFAULT_TENANT, JudgeMode
 
 __all__ = ["PolicyStore", "TenantPolicies"]
@@ -101,6 +101,15 @@ def _within_operator_limits(policy: ToolPolicy, defaults: ToolPolicy) -> None:
                 f"{name} may be at most {getattr(defaults, name)}, the service's default"
             )
     if policy.judge_mode not in (JudgeMode.OFF, defaults.judge_mode):
-        raise InvalidInput(
-            f"judge_mode may be 'off' or {defaults.judge_mode.value!r}, the service's default"
+        allowed = "'off'" + (
+            f" or {defaults.judge_mode.value!r}, the service's default"
+            if defaults.judge_mode is not JudgeMode.OFF
+            else ", the service's default"
         )
+        raise InvalidInput(f"judge_mode may be {allowed}")
+    # The judge and the pair model are shared: a tenant uses them as far as the defaults do.
+    judged = defaults.judge_mode is JudgeMode.INLINE or defaults.unsure_action is UnsureAction.JUDGE
+    if policy.unsure_action is UnsureAction.JUDGE and not judged:
+        raise InvalidInput("unsure_action may be 'judge' only where the service's default judges")
+    if policy.pair_model and not defaults.pair_model:
+        raise InvalidInput("pair_model may be true only where the service's default is")

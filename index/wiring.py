@@ -227,6 +227,13 @@ def build_service(
         cached = CachedEmbedder(model, SqlVectorStore(ledger.db, clock=clock))
         # The one language pack: field names, facts in text, spellings, the verifier's rules.
         pack = pack if pack is not None else EnglishPack()
+        if "en" not in pack.languages:
+            # The text reader's language test knows English only: with another pack it
+            # would send every text of that pack's language to exact comparison.
+            raise ConfigurationError(
+                f"the text reader detects English only; a pack for {list(pack.languages)}"
+                " needs a reader of its own"
+            )
         rules = pack.verifier(word_cosine(cached))
         verifiers = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifiers)

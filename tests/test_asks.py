@@ -16,6 +16,7 @@ from tests.helpers import check, complete
 from tests.test_tenants import auth, make_key
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
+from tooldedup.dedup.errors import StoreUnavailable
 from tooldedup.dedup.protocols import Embedder, PairScorer
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
@@ -412,4 +413,26 @@ def test_a_retried_confirmation_gets_its_first_answer(client: TestClient) -> Non
     again = check(client, AGAIN, **sent)
     assert (first["decision"], again["decision"]) == ("proceed", "proceed")
     assert again["call_id"] == first["call_id"]
+    assert _calls(client) == 2
+
+
+def test_a_confirmation_whose_claim_was_not_stored_can_be_sent_again(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _sent(client)
+    token = _ask(client)["ask"]["confirm_token"]
+    ledger = client.app.state.service._ledger  # type: ignore[attr-defined]
+    stored = ledger.claim
+
+    def store_gone(*args: Any, **kwargs: Any) -> Any:
+        raise StoreUnavailable("the store did not answer")
+
+    # The store fails between spending the token and storing the claim: a 503, which says
+    # "send again", and the retry runs the call rather than meeting "already used".
+    monkeypatch.setattr(ledger, "claim", store_gone)
+    body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "confirm_token": token}
+    assert client.post("/v1/check", json=body).status_code == 503
+    monkeypatch.setattr(ledger, "claim", stored)
+    again = check(client, AGAIN, answers=["ask"], confirm_token=token)
+    assert again["decision"] == "proceed"
     assert _calls(client) == 2

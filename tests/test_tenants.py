@@ -302,6 +302,10 @@ def test_concurrent_claims_never_pass_the_cap_in_one_process(
         ({"max_text_leaves": 10_000}, False),
         ({"max_comparisons": 10_000_000}, False),
         ({"judge_mode": "inline"}, False),
+        # The shared judge and pair model, reached another way.
+        ({"unsure_action": "judge"}, False),
+        ({"pair_model": True}, False),
+        ({"unsure_action": "duplicate", "pair_model": False}, True),
         ({"max_text_leaves": 8, "judge_mode": "off"}, True),
         ({"window_seconds": 3600}, True),
     ],

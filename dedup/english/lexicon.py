@@ -280,11 +280,17 @@ def forget_words() -> None:
 
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
+    if len(text) > _MAX_CACHED_CHARS:
+        return list(_read_words.__wrapped__(text))
     return list(_read_words(text))
 
 
 # Every rule reads both texts' words, and a retried text comes back at every check: each
-# text is read once (a copy is handed out, so no caller changes the cached words).
+# text is read once (a copy is handed out, so no caller changes the cached words). Only
+# texts up to _MAX_CACHED_CHARS are kept, so the cache stays small whatever is sent.
+_MAX_CACHED_CHARS = 4096
+
+
 @lru_cache(maxsize=4096)
 def _read_words(text: str) -> tuple[str, ...]:
     lowered = _fold_bounds(_GROUPED.sub("", _country(text).lower()))

@@ -35,6 +35,9 @@ LANGUAGES = ("en",)
 # Field names recur in every call: each is read once per pack.
 _CACHED_FIELDS = 4096
 _CACHED_TEXTS = 4096
+# Only texts up to this long are remembered: the caches stay small (4096 texts of 4 KiB at most)
+# whatever a caller sends, and a longer text is rarely sent twice.
+_MAX_CACHED_CHARS = 4096
 
 
 class EnglishPack:
@@ -69,11 +72,15 @@ class EnglishPack:
 
     def normalize_facts(self, text: str) -> str:
         """Free text with each date, time, amount and count written one way."""
+        if len(text) > _MAX_CACHED_CHARS:
+            return normalize_facts(text)
         return self._facts(text)
 
     def critical_tokens(self, text: str) -> tuple[str, ...]:
         """The tokens of a free text in canonical form (its facts written one way, as
         ``normalize_facts`` writes them) that no rewording may change."""
+        if len(text) > _MAX_CACHED_CHARS:
+            return fact_tokens(text)
         return self._tokens(text)
 
     def value_key(self, kind: ValueKind, text: str) -> str:

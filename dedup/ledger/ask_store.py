@@ -58,6 +58,15 @@ class SqlAskStore:
             ).rowcount
         return changed == 1
 
+    def unuse_ask(self, token_hash: str, check_id: str) -> None:
+        """Give back a token ``check_id`` marked used, when its claim was not stored."""
+        with self.db.write():
+            self.db.execute(
+                "UPDATE asks SET used_at = NULL, used_by = NULL"
+                " WHERE token_hash = ? AND used_by = ?",
+                (token_hash, check_id),
+            )
+
     def ask_ends(
         self, tenant: str, since: float, now: float, check_ids: Sequence[str] | None = None
     ) -> dict[str, tuple[str, str]]:

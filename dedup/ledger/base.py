@@ -272,6 +272,10 @@ class Ledger(Protocol):
         """Mark an ask's token used by ``check_id``; False when it already was."""
         ...
 
+    def unuse_ask(self, token_hash: str, check_id: str) -> None:
+        """Give back a token ``check_id`` marked used, when its claim was not stored."""
+        ...
+
     def purge_asks(self, before: float) -> int:
         """Delete asks whose tokens expired before ``before``; return how many."""
         ...

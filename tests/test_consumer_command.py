@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from tooldedup_client.consumer.broker import BrokerUnavailable
 from tooldedup_client.consumer.command import build_parser, main
+from tooldedup_client.consumer.retries import StopRequested, until_answered
 
 CONSUMER = Path(sys.executable).parent / "tooldedup-consumer"
 REDIS = ["redis-streams", "--url", "redis://127.0.0.1:1/0", "--stream", "s", "--group", "g"]
+RABBIT = ["rabbitmq", "--queue", "q", "--handler", "json:loads", "--url"]
+NATS = ["nats", "--stream", "s", "--durable", "d", "--handler", "json:loads", "--url"]
 
 
 @pytest.mark.parametrize(
@@ -55,6 +62,23 @@ REDIS = ["redis-streams", "--url", "redis://127.0.0.1:1/0", "--stream", "s", "--
             "--url must start with nats://",
         ),
         ([*REDIS, "--handler", "json:loads", "--server", "localhost:8000"], "--server must be"),
+        # A relative module name: a TypeError from import_module, not an ImportError.
+        ([*REDIS, "--handler", ".x:f"], "--handler: cannot import '.x'"),
+        ([*REDIS, "--handler", "..x:f"], "--handler: cannot import '..x'"),
+        ([*REDIS, "--handler", "json:loads", "--tool", "   "], "--tool must not be blank"),
+        (
+            [*REDIS[:2], "redis://127.0.0.1:notaport/0", *REDIS[3:], "--handler", "json:loads"],
+            "--url 'redis://127.0.0.1:notaport/0' is not a valid URL",
+        ),
+        (
+            [*REDIS[:2], "redis://127.0.0.1:99999/0", *REDIS[3:], "--handler", "json:loads"],
+            "--url 'redis://127.0.0.1:99999/0' is not a valid URL",
+        ),
+        ([*REDIS[:2], "redis:///0", *REDIS[3:], "--handler", "json:loads"], "names no host"),
+        ([*RABBIT, "amqp://h:notaport/"], "--url 'amqp://h:notaport/' is not a valid URL"),
+        ([*RABBIT, "amqp://guest:guest@:5672/"], "names no host"),
+        ([*NATS, "nats://h:notaport"], "--url 'nats://h:notaport' is not a valid URL"),
+        ([*NATS, "nats://h:0"], "port must be 1 to 65535"),
     ],
 )
 def test_bad_arguments_exit_2_with_a_reason(
@@ -63,7 +87,80 @@ def test_bad_arguments_exit_2_with_a_reason(
     with pytest.raises(SystemExit) as exited:
         main(argv)
     assert exited.value.code == 2
-    assert message in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    # argparse's usage, then the reason on one line of its own.
+    assert message in err.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("def broken(:\n", "SyntaxError"),
+        ("raise RuntimeError('no config at import')\n", "RuntimeError: no config at import"),
+        ("import no_such_module_for_tests\n", "No module named"),
+    ],
+)
+def test_a_handler_module_that_fails_to_load_exits_2_with_a_reason(
+    source: str,
+    message: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # A name of its own per case: a failed import leaves nothing in sys.modules, but be sure.
+    name = f"bad_handler_{abs(hash(source))}"
+    (tmp_path / f"{name}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SystemExit) as exited:
+        main([*REDIS, "--handler", f"{name}:handle"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert f"--handler: cannot import {name!r}" in last
+    assert message in last
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_stops_the_consumer_while_the_broker_is_unreachable(
+    sig: signal.Signals,
+) -> None:
+    # Port 1 refuses connections: the consumer waits out the broker, and must still stop.
+    argv = [str(CONSUMER), *REDIS, "--handler", "json:dumps", "--server", "http://127.0.0.1:1"]
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        assert process.poll() is None, process.communicate()[1]
+        process.send_signal(sig)
+        _, err = process.communicate(timeout=10)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, err
+    assert "could not connect to the broker" in err
+    assert "stopped while trying to connect to the broker" in err
+    assert "Traceback" not in err
+
+
+def test_a_stop_ends_the_wait_for_an_unreachable_step() -> None:
+    tries = 0
+
+    async def unreachable() -> None:
+        nonlocal tries
+        tries += 1
+        raise BrokerUnavailable("down")
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        asyncio.get_running_loop().call_later(0.3, stop.set)
+        # Without the stop the retries never end: wait_for would time out instead.
+        await asyncio.wait_for(until_answered("read", unreachable, 60.0, stop=stop), 10)
+
+    with pytest.raises(StopRequested, match="stopped while trying to read"):
+        asyncio.run(scenario())
+    assert tries >= 1
 
 
 @pytest.mark.parametrize(

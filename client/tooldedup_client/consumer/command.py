@@ -15,10 +15,12 @@ import socket
 import sys
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from tooldedup_client.client import AsyncTooldedup
 from tooldedup_client.consumer.broker import Broker, ConsumerRefused
 from tooldedup_client.consumer.key_recipes import field_key, parse_key_fields
+from tooldedup_client.consumer.retries import StopRequested
 from tooldedup_client.consumer.runner import ConsumerRunner, Handler
 from tooldedup_client.consumer.runner_settings import ConsumerSettings
 from tooldedup_client.errors import TooldedupError
@@ -43,8 +45,12 @@ def load_handler(spec: str) -> Handler:
         sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise ValueError(f"--handler: cannot import {module_name!r}: {exc}") from exc
+    except Exception as exc:
+        # Not only ImportError: a relative name (TypeError), a module with a SyntaxError, or
+        # one that raises while it loads all leave no handler to run.
+        reason = str(exc) if isinstance(exc, ImportError) else f"{type(exc).__name__}: {exc}"
+        reason = " ".join(reason.split())
+        raise ValueError(f"--handler: cannot import {module_name!r}: {reason}") from exc
     handler = getattr(module, function, None)
     if not callable(handler):
         raise ValueError(f"--handler: {module_name!r} has no function {function!r}")
@@ -122,12 +128,43 @@ def _broker(args: argparse.Namespace) -> Broker:
     return NatsJetStreamBroker(args.url, args.stream, args.durable, dead_letter=args.dead_letter)
 
 
-async def _run(args: argparse.Namespace, handler: Handler, broker: Broker) -> int:
-    api_key = os.environ.get(args.api_key_env) or None
+def _url_problem(url: str, schemes: Sequence[str]) -> str | None:
+    """Why ``url`` cannot name a broker, or None."""
+    if not url.startswith(tuple(schemes)):
+        return f"--url must start with {' or '.join(schemes)}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        return f"--url {url!r} is not a valid URL: {exc}"
+    if parts.scheme == "unix":
+        return None if parts.path else f"--url {url!r} names no socket path"
+    if not parts.hostname:
+        return f"--url {url!r} names no host"
+    if port == 0:
+        return f"--url {url!r}: port must be 1 to 65535"
+    return None
+
+
+def _settings(args: argparse.Namespace, handler: Handler) -> ConsumerSettings:
+    if args.tool is not None and not args.tool.strip():
+        raise ValueError("--tool must not be blank")
     tool = args.tool or getattr(handler, "__name__", "handler")
-    settings = ConsumerSettings(
-        tool=tool, session=args.session, batch=args.batch, tokens_per_minute=args.tokens_per_minute
-    )
+    try:
+        return ConsumerSettings(
+            tool=tool,
+            session=args.session,
+            batch=args.batch,
+            tokens_per_minute=args.tokens_per_minute,
+        )
+    except ValueError as exc:
+        raise ValueError(f"bad settings: {exc}") from exc
+
+
+async def _run(
+    args: argparse.Namespace, handler: Handler, broker: Broker, settings: ConsumerSettings
+) -> int:
+    api_key = os.environ.get(args.api_key_env) or None
     key = None if args.key_field is None else field_key(parse_key_fields(args.key_field))
     async with AsyncTooldedup(args.server, api_key=api_key) as td:
         runner = ConsumerRunner(broker, td, handler, settings, key=key)
@@ -143,6 +180,10 @@ async def _run(args: argparse.Namespace, handler: Handler, broker: Broker) -> in
         except ConsumerRefused as exc:
             logger.error("cannot consume: %s", exc)
             return 1
+        except StopRequested as exc:
+            # Raised from a wait the runner itself does not catch: still a requested stop.
+            logger.info("%s", exc)
+            metrics = runner.metrics()
         finally:
             await broker.close()
     logger.info("stopped: %s", json.dumps(dataclasses.asdict(metrics), sort_keys=True))
@@ -153,8 +194,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tooldedup-consumer``."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not args.url.startswith(_SCHEMES[args.broker]):
-        parser.error(f"--url must start with {' or '.join(_SCHEMES[args.broker])}")
+    url_problem = _url_problem(args.url, _SCHEMES[args.broker])
+    if url_problem is not None:
+        parser.error(url_problem)
     if not args.server.startswith(("http://", "https://")):
         parser.error("--server must be an http:// or https:// URL")
     if args.batch < 1:
@@ -165,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--key-field names no blank field")
     try:
         handler = load_handler(args.handler)
+        settings = _settings(args, handler)
         broker = _broker(args)
     except (ValueError, ImportError) as exc:
         parser.error(str(exc))
@@ -175,7 +218,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     # One line per request would drown the consumer's own.
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    outcome: Any = asyncio.run(_run(args, handler, broker))
+    outcome: Any = asyncio.run(_run(args, handler, broker, settings))
     return int(outcome)
 
 

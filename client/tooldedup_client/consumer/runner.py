@@ -24,7 +24,7 @@ from tooldedup_client.consumer.dead_letters import (
 from tooldedup_client.consumer.key_recipes import KeyFunction, MissingKey
 from tooldedup_client.consumer.leases import kept_alive
 from tooldedup_client.consumer.message import Delivery, Message
-from tooldedup_client.consumer.retries import until_answered
+from tooldedup_client.consumer.retries import StopRequested, until_answered
 from tooldedup_client.consumer.runner_settings import ConsumerMetrics, ConsumerSettings
 from tooldedup_client.errors import Conflict, IdempotencyKeyReused, InvalidInput
 from tooldedup_client.guard import _jsonable
@@ -111,8 +111,15 @@ class ConsumerRunner:
 
     async def run(self, *, until_idle: bool = False) -> ConsumerMetrics:
         """Consume until ``stop`` (or, with ``until_idle``, until nothing is left to do)."""
-        await self._retry("connect to the broker", self.broker.start)
-        policy = await self._retry("read the tool's policy", lambda: self._td.policy(self.tool))
+        try:
+            await self._retry_until_stopped("connect to the broker", self.broker.start)
+            policy = await self._retry_until_stopped(
+                "read the tool's policy", lambda: self._td.policy(self.tool)
+            )
+        except StopRequested as exc:
+            # Nothing fetched yet: nothing to finish.
+            logger.info("%s; not consuming", exc)
+            return self.metrics()
         if policy.get("side_effect") == "read":
             # A read tool proceeds without a claim: nothing would stop a second call.
             raise ConsumerRefused(f"tool {self.tool!r} is a read tool in tooldedup: no claims")
@@ -138,7 +145,11 @@ class ConsumerRunner:
                 await self._process(deferred.delivery)
             if self._stop.is_set():
                 break
-            batch = await self._retry("read from the broker", self._fetch)
+            try:
+                batch = await self._retry_until_stopped("read from the broker", self._fetch)
+            except StopRequested as exc:
+                logger.info("%s", exc)
+                break
             if not batch and not self._deferred and until_idle:
                 break
             self._held.update((delivery.id, delivery) for delivery in batch)
@@ -183,7 +194,14 @@ class ConsumerRunner:
                     logger.warning("broker lease of %s not renewed: %r", delivery.id, exc)
 
     async def _retry(self, what: str, step: Callable[[], Awaitable[T]]) -> T:
+        """For the steps of a message under way (check, report, dead letter, ack): a stop
+        waits for them, so the message is finished."""
         return await until_answered(what, step, self.settings.max_backoff_seconds)
+
+    async def _retry_until_stopped(self, what: str, step: Callable[[], Awaitable[T]]) -> T:
+        """For the steps between messages (connect, policy, fetch): a stop ends the wait and
+        raises ``StopRequested``."""
+        return await until_answered(what, step, self.settings.max_backoff_seconds, stop=self._stop)
 
     async def _process(self, delivery: Delivery) -> None:
         try:

@@ -127,11 +127,12 @@ def main(argv: list[str] | None = None) -> int:
     text = table(counts)
     rejected = sum(tally["rejected"] for tally in counts.values())
     setting = "ask_unconfirmed = true" if args.ask_unconfirmed else "default policy"
+    model = "on" if args.pair_model else "off"
     report = (
         '# The held-out half, replayed with answers: ["ask"]\n\n'
         "<!-- --8<-- [start:table] -->\n"
         f"`python -m benchmarks.ask_replay`: {len(pairs)} held-out pairs of"
-        f" calibration/data/pairs.jsonl, {setting}, pair model {'on' if args.pair_model else 'off'};"
+        f" calibration/data/pairs.jsonl, {setting}, pair model {model};"
         f" {rejected} refused as"
         " invalid input. Each pair's second call is answered once to a caller that handles"
         ' `ask` and once to one that does not (`unsure_action = "proceed"`).\n\n'

@@ -99,8 +99,14 @@ def tooldedup_on_port(port: int, db: Path, cache: Path) -> Iterator[None]:
             time.sleep(0.2)
         yield
     finally:
+        # Down is down: a server that does not finish its graceful stop in time is killed
+        # (a client may hold a request open), as tests/server.py does.
         proc.terminate()
-        proc.wait(timeout=30)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 async def run_until_stopped(runner: ConsumerRunner, td: AsyncTooldedup) -> None:

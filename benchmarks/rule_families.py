@@ -78,6 +78,12 @@ def held_out(key: str) -> bool:
     return hashlib.sha256(key.encode()).digest()[0] % 2 == 1
 
 
+def _families(without: frozenset[str]) -> list[RuleFamily]:
+    """The verifier's families among what a configuration leaves out (the rest are the
+    pack's canonical rules, or the pair model)."""
+    return [RuleFamily(f) for f in without if f in RuleFamily.__members__.values()]
+
+
 class CachedVectors:
     """The model's vectors, kept on disk by text: a rerun pays for no model call."""
 
@@ -144,7 +150,7 @@ class MeasuredPack(EnglishPack):
 
     def verifier(self, word_cosine: Callable[[str, str], float] | None = None) -> Verifier:
         """The rule verifier without the families left out, timed."""
-        families = [RuleFamily(f) for f in self._without if f in RuleFamily.__members__.values()]
+        families = _families(self._without)
         self.timed = TimedVerifier(RuleVerifier(word_cosine, without=families))
         return self.timed
 
@@ -354,7 +360,7 @@ def _unit_cases_merged(without: frozenset[str]) -> int:
     """Rows of ``tests/test_rule_verifier.py``'s table that expect ``different`` or
     ``unsure`` and get neither with these families left out: cases the families keep apart
     that the labelled pairs may not hold."""
-    families = [RuleFamily(f) for f in without if f in RuleFamily.__members__.values()]
+    families = _families(without)
     verifier = RuleVerifier(unit_tests.word_cosine, without=families)
     merged = 0
     for stored, proposed, kind, _ in _UNIT_CASES:
@@ -389,7 +395,7 @@ def family_costs(
     ``rounds`` timings of the same compares, each read from cold (no cached words)."""
 
     def best(without: frozenset[str]) -> float:
-        families = [RuleFamily(f) for f in without if f in RuleFamily.__members__.values()]
+        families = _families(without)
         verifier = RuleVerifier(unit_tests.word_cosine, without=families)
         times = []
         for _ in range(rounds):

@@ -164,7 +164,7 @@ class ToolPolicy:
         _check_range("max_text_chars", self.max_text_chars, 0, 1 << 20)
         _check_range("max_comparisons", self.max_comparisons, 1, 10_000_000)
         _check_range("ask_ttl_seconds", self.ask_ttl_seconds, 1.0, 86_400.0)
-        for name in ("pair_model", "model_notes", "ask_unconfirmed"):
+        for name in sorted(_BOOL_FIELDS):
             if not isinstance(getattr(self, name), bool):
                 raise InvalidInput(f"{name} must be true or false")
         for name in ("exact_fields", "semantic_fields", "volatile_fields", "unordered_fields"):

@@ -7,7 +7,7 @@ import ipaddress
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -179,11 +179,13 @@ def probed_principal(request: Request) -> Principal | None:
     return found if isinstance(found, Principal) else None
 
 
-def allow(roles: frozenset[Role]) -> Callable[[Request], Principal]:
+def allow(roles: frozenset[Role]) -> Callable[[Request], Awaitable[Principal]]:
     """A dependency: the caller's ``Principal``, if its role is one of ``roles``; else 403."""
     names = ", ".join(sorted(role.value for role in roles))
 
-    def principal(request: Request) -> Principal:
+    # Async, though it never waits: FastAPI runs a plain function dependency in the thread
+    # pool, a hand-off per request that cost more than the whole exact check.
+    async def principal(request: Request) -> Principal:
         found = request.scope.get(_PRINCIPAL)
         if not isinstance(found, Principal):
             raise Forbidden("no principal: the access middleware is not installed")

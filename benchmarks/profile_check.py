@@ -6,10 +6,10 @@
 The server (today's build with the pair model off or on, or the baseline of
 ``benchmarks.versus``) gets a fresh store of ``--calls`` calls through its API, is warmed up,
 and is then sampled by py-spy (``--function``: one row per function, not per line) while wrk
-sends re-issues at concurrency 1. The report gives each function's share of the sampled busy
-time: inclusive (the function or anything it calls is running) and self (it is the innermost
-Python frame), for the project's own functions and for everything else. Idle threads are not
-sampled, so 100 % is the time the server was busy.
+sends re-issues at concurrency 1 (or ``--connections``). The report gives each function's
+share of the sampled busy time: inclusive (the function or anything it calls is running) and
+self (it is the innermost Python frame), for the project's own functions and for everything
+else. Idle threads are not sampled, so 100 % is the time the server was busy.
 """
 
 from __future__ import annotations
@@ -114,6 +114,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--mix", choices=("semantic", "exact"), default="semantic")
     add("--baseline", default="62aca04")
     add("--seconds", type=int, default=20)
+    add("--connections", type=int, default=1, help="wrk's concurrency (two threads above 1)")
     add("--rate", type=int, default=200, help="py-spy samples per second")
     add("--calls", type=int, default=1000)
     add("--top", type=int, default=40)
@@ -156,8 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     run_wrk(
                         server.port,
                         bodies,
-                        connections=1,
-                        threads=1,
+                        connections=args.connections,
+                        threads=1 if args.connections == 1 else 2,
                         seconds=args.seconds,
                         work=run_dir,
                     )
@@ -170,7 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text = raw.read_text()
     checks = done[0].per_second * args.seconds
     header = (
-        f"{system.name}, {args.mix} re-issues at concurrency 1: {done[0].per_second:.0f}/s,"
+        f"{system.name}, {args.mix} re-issues at concurrency {args.connections}:"
+        f" {done[0].per_second:.0f}/s,"
         f" p50 {done[0].p50_ms:.2f} ms, p99 {done[0].p99_ms:.2f} ms"
     )
     print(_report(text, args.top, header, 1000.0 / args.rate / max(1.0, checks)))

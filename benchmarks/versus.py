@@ -276,6 +276,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="niceness of the servers and wrk (negative, as root: ahead of other work)",
     )
     add("--embed-threads", type=int, default=None, help="for every server (default: theirs, 2)")
+    add(
+        "--systems",
+        default="baseline,on,off",
+        help="which servers: baseline, on (pair model on), off (pair model off)",
+    )
+    add(
+        "--measures",
+        default=",".join(f"{m}_c{c}" for m, c, _ in MEASURES),
+        help="which measures, of " + ", ".join(f"{m}_c{c}" for m, c, _ in MEASURES),
+    )
     add("--work-dir", type=Path, default=Path("/tmp/tooldedup-versus"))
     add("--out", type=Path, default=_REPO / "benchmarks" / "results" / "versus-0.1.md")
     args = parser.parse_args(argv)
@@ -295,7 +305,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = build_workload(layout, pool, targets=args.calls, semantic=10**7, misses=0)
     semantic, candidates = work.bodies["semantic"], work.take("exact", args.calls)
     extra = [] if args.embed_threads is None else ["--embed-threads", str(args.embed_threads)]
-    systems = list(system_commands(sha, base_python, run_dir, args.work_dir, extra).values())
+    commands = system_commands(sha, base_python, run_dir, args.work_dir, extra)
+    chosen = [name.strip() for name in args.systems.split(",") if name.strip()]
+    measures = [m for m in MEASURES if f"{m[0]}_c{m[1]}" in args.measures.split(",")]
+    if "baseline" not in chosen or any(name not in commands for name in chosen) or not measures:
+        parser.error("--systems takes baseline and some of on, off; --measures names in --help")
+    # The baseline first: the ratios divide by the first system's figures.
+    systems = [system for name, system in commands.items() if name in chosen]
     command = " ".join(["python -m benchmarks.versus", *(sys.argv[1:] if argv is None else argv)])
     data: dict[str, Any] = {
         "command": command,
@@ -318,7 +334,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             semantic = semantic[50:-300]
             for repeat in range(args.repeats):
                 order = systems[repeat % len(systems) :] + systems[: repeat % len(systems)]
-                for mix, connections, threads in MEASURES:
+                for mix, connections, threads in measures:
                     for system in order:
                         row = _run(system, mix, connections, threads, semantic, args, run_dir)
                         system.runs.setdefault(f"{mix}_c{connections}", []).append(row)

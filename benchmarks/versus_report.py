@@ -97,6 +97,8 @@ def markdown(data: dict[str, Any]) -> str:
         "|---|" + "---|" * (len(data["ratios"]) + 1),
     ]
     for measure, key, op, bound in TARGETS:
+        if measure not in systems[0]["medians"]:
+            continue  # not measured in this run (--measures)
         cells = []
         for ratios in data["ratios"].values():
             value = ratios[measure][key]

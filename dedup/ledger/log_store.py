@@ -2,18 +2,49 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger.base import Feedback, LogEntry, LogQuery
 from tooldedup.dedup.ledger.database import Database, Row
+from tooldedup.dedup.ledger.group_commit import GroupCommit
 from tooldedup.dedup.ledger.rows import feedback_from_row, log_entry_from_row
 from tooldedup.dedup.records import Scope
 
 __all__ = ["SqlLogStore"]
 
 _EXPORT_BATCH = 1000
+_INSERT_LOG = (
+    "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
+    " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
+    " borderline, tenant, key_id, observed)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+)
+
+
+def _log_row(entry: LogEntry) -> tuple[Any, ...]:
+    return (
+        entry.check_id,
+        entry.ts,
+        entry.scope,
+        entry.session_id,
+        entry.tool,
+        canonical_json(entry.args),
+        entry.decision,
+        entry.stage,
+        entry.score,
+        entry.call_id,
+        entry.matched_call_id,
+        entry.latency_ms,
+        int(entry.dry_run),
+        canonical_json(entry.explain),
+        int(entry.borderline),
+        entry.tenant,
+        entry.key_id,
+        entry.observed,
+    )
 
 
 class SqlLogStore:
@@ -21,35 +52,22 @@ class SqlLogStore:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self._log_rows = GroupCommit(self._insert_log_rows)
 
     def append_log(self, entry: LogEntry) -> None:
-        """Append one decision log entry."""
-        self.db.execute(
-            "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
-            " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
-            " borderline, tenant, key_id, observed)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                entry.check_id,
-                entry.ts,
-                entry.scope,
-                entry.session_id,
-                entry.tool,
-                canonical_json(entry.args),
-                entry.decision,
-                entry.stage,
-                entry.score,
-                entry.call_id,
-                entry.matched_call_id,
-                entry.latency_ms,
-                int(entry.dry_run),
-                canonical_json(entry.explain),
-                int(entry.borderline),
-                entry.tenant,
-                entry.key_id,
-                entry.observed,
-            ),
-        )
+        """Append one decision log entry (in a transaction shared with concurrent ones)."""
+        self._log_rows.add(_log_row(entry))
+
+    def _append_log_now(self, entry: LogEntry) -> None:
+        """Append one entry within the caller's own transaction."""
+        self.db.execute(_INSERT_LOG, _log_row(entry))
+
+    def _insert_log_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
+        if len(rows) == 1:
+            self.db.execute(_INSERT_LOG, rows[0])
+            return
+        with self.db.write():
+            self.db.executemany(_INSERT_LOG, rows)
 
     def iter_log(self, tenant: str | None = None) -> Iterator[LogEntry]:
         """Every decision log entry (of one tenant, if named), oldest first, with its latest

@@ -8,7 +8,7 @@ import threading
 import time
 import weakref
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,11 @@ class SqliteDatabase:
         self._next_optimize = 0.0
         self._file_locks: FileStripeLocks | None = None
         self._thread_locks = KeyedLocks()
+        # One writer of this process at a time, queued here: SQLite lets one writer in and
+        # makes the others sleep in its busy handler (1 ms, then 2, 5, 10 …), which at a few
+        # concurrent checks cost more than the writes. Other processes still meet the
+        # busy handler.
+        self._writer = threading.RLock()
         if FileStripeLocks.supported():
             self._file_locks = FileStripeLocks(path.with_name(path.name + "-dedup-lock"))
         else:
@@ -84,21 +89,23 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement and fetch what it returns."""
-        try:
-            cursor = self._conn().execute(sql, params)
-            rows: list[Any] = cursor.fetchall()
-        except sqlite3.OperationalError as exc:
-            _raise_if_unavailable(exc)
-            raise
+        with self._writer if _writes(sql) else nullcontext():
+            try:
+                cursor = self._conn().execute(sql, params)
+                rows: list[Any] = cursor.fetchall()
+            except sqlite3.OperationalError as exc:
+                _raise_if_unavailable(exc)
+                raise
         return Result(rows, cursor.rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement once per parameter row."""
-        try:
-            self._conn().executemany(sql, rows)
-        except sqlite3.OperationalError as exc:
-            _raise_if_unavailable(exc)
-            raise
+        with self._writer:
+            try:
+                self._conn().executemany(sql, rows)
+            except sqlite3.OperationalError as exc:
+                _raise_if_unavailable(exc)
+                raise
 
     @contextmanager
     def write(self) -> Iterator[None]:
@@ -110,21 +117,22 @@ class SqliteDatabase:
             if depth:
                 yield from self._savepoint(conn, depth)
                 return
-            try:
-                conn.execute("BEGIN IMMEDIATE")
-            except sqlite3.OperationalError as exc:
-                _raise_if_unavailable(exc)
-                raise
-            try:
-                yield
-                conn.execute("COMMIT")
-            except BaseException as exc:
-                # A failed COMMIT too: never leave the connection inside a transaction.
-                if conn.in_transaction:
-                    conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.OperationalError):
+            with self._writer:
+                try:
+                    conn.execute("BEGIN IMMEDIATE")
+                except sqlite3.OperationalError as exc:
                     _raise_if_unavailable(exc)
-                raise
+                    raise
+                try:
+                    yield
+                    conn.execute("COMMIT")
+                except BaseException as exc:
+                    # A failed COMMIT too: never leave the connection inside a transaction.
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    if isinstance(exc, sqlite3.OperationalError):
+                        _raise_if_unavailable(exc)
+                    raise
         finally:
             self._local.depth = depth
 
@@ -174,6 +182,14 @@ class SqliteDatabase:
         self._local = threading.local()
         if self._file_locks is not None:
             self._file_locks.close()
+
+
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+
+
+def _writes(sql: str) -> bool:
+    """Whether a statement writes (takes SQLite's one write lock)."""
+    return sql.lstrip()[:7].upper().startswith(_WRITES)
 
 
 def _raise_if_unavailable(exc: sqlite3.OperationalError) -> None:

@@ -52,6 +52,15 @@ def send_email(to: str, body: str) -> str:
     return f"sent to {to} (execution {n})"
 
 
+@server.tool(output_schema=None)
+def post_message(to: str, body: str) -> str:
+    """Post a message (a side effect), with no output schema; each body is counted too."""
+    n = _ran("post_message")
+    with COUNTS.open("a", encoding="utf-8") as out:
+        out.write(f"body: {body}\n")
+    return f"posted to {to} (execution {n})"
+
+
 @server.tool
 def refuse(reason: str) -> str:
     """Always fails."""

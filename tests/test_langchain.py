@@ -16,11 +16,13 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from langchain_core.tools import tool
+from langchain_core.tools import BaseTool, tool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.graph import END, START, MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
+from pydantic import Field
 from tooldedup_client import AsyncTooldedup, Tooldedup
-from tooldedup_client.langchain import TooldedupMiddleware
+from tooldedup_client.langchain import TooldedupMiddleware, with_confirm_arg
 
 from tests.server import serve
 
@@ -148,20 +150,32 @@ UNSURE = "Hi Bob, the Q3 report is attached. Please let me know if you have ques
 
 
 class ReadingModel(BaseChatModel):
-    """A scripted model that reads the conversation: step n sees every message so far."""
+    """A scripted model that reads the conversation: step n sees every message so far.
+
+    Bound to tools, it holds to their schemas as a strict provider does: a tool call with
+    an argument its tool's schema does not offer fails the run.
+    """
 
     steps: list[Any]
+    # Each bound tool's parameters, as a provider is sent them.
+    schemas: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     @property
     def _llm_type(self) -> str:
         return "reading-model"
 
     def bind_tools(self, tools: Any, **kwargs: Any) -> ReadingModel:
+        functions = [convert_to_openai_tool(t)["function"] for t in tools]
+        self.schemas.update({f["name"]: f["parameters"] for f in functions})
         return self
 
     def _generate(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> ChatResult:
         step = sum(isinstance(m, AIMessage) for m in messages)
         message = self.steps[step](messages)
+        for call in message.tool_calls:
+            offered = self.schemas[call["name"]]["properties"]
+            unknown = set(call["args"]) - set(offered)
+            assert not unknown, f"{call['name']} offers no {unknown}"
         return ChatResult(generations=[ChatGeneration(message=message)])
 
 
@@ -202,6 +216,10 @@ def test_the_model_reads_the_ask_and_stops_or_confirms(base_url: str, confirms: 
         agent = create_agent(model, [send_email], middleware=[TooldedupMiddleware(td)])
         thread = {"configurable": {"thread_id": "ask-" + uuid.uuid4().hex[:8]}}
         result = agent.invoke({"messages": [("user", "mail Bob")]}, thread)
+    # The model was offered the confirm argument (the strict model checks each call by it);
+    # the tool itself was not changed.
+    assert "confirm_token" in model.schemas["send_email"]["properties"]
+    assert "confirm_token" not in send_email.args
     replies = _tool_messages(result["messages"])
     assert replies[0] == "sent #1"
     assert "This call may be the same request again" in replies[1]
@@ -210,3 +228,52 @@ def test_the_model_reads_the_ask_and_stops_or_confirms(base_url: str, confirms: 
         assert sent == [BODY, UNSURE]  # the confirmed call ran once, without the token
     else:
         assert sent == [BODY]
+
+
+def test_a_tools_own_confirm_argument_is_left_alone(base_url: str) -> None:
+    tokens: list[str] = []
+
+    @tool
+    def approve(request_id: str, confirm_token: str) -> str:
+        """Approve a request with the approver's own confirmation code."""
+        tokens.append(confirm_token)
+        return f"approved {request_id}"
+
+    (offered,) = with_confirm_arg([approve])
+    assert offered is approve  # its own argument, its own description
+    call = {"request_id": "R-1", "confirm_token": "code-7"}
+    steps = [
+        lambda _: AIMessage(content="", tool_calls=[{"name": "approve", "args": call, "id": "a"}]),
+        lambda _: AIMessage(content="done"),
+    ]
+    with Tooldedup(base_url) as td:
+        agent = create_agent(
+            ReadingModel(steps=steps), [approve], middleware=[TooldedupMiddleware(td)]
+        )
+        thread = {"configurable": {"thread_id": "own-" + uuid.uuid4().hex[:8]}}
+        result = agent.invoke({"messages": [("user", "approve R-1")]}, thread)
+    assert _tool_messages(result["messages"]) == ["approved R-1"]
+    assert tokens == ["code-7"]  # passed to the tool, not taken as tooldedup's token
+
+
+def test_with_confirm_arg_offers_an_optional_string_and_changes_no_tool() -> None:
+    @tool
+    def transfer(account: str, amount: float) -> str:
+        """Move money between accounts."""
+        return account
+
+    web_search = {"type": "web_search"}  # a provider's built-in tool
+    offered, builtin = with_confirm_arg([transfer, web_search])
+    assert builtin is web_search
+    assert isinstance(offered, BaseTool)
+    assert offered.name == transfer.name
+    parameters = convert_to_openai_tool(offered)["function"]["parameters"]
+    assert parameters["properties"]["confirm_token"] == {
+        "type": "string",
+        "description": "only when tooldedup asked to confirm this call: the token it gave",
+    }
+    assert parameters["required"] == ["account", "amount"]
+    assert (
+        "confirm_token"
+        not in convert_to_openai_tool(transfer)["function"]["parameters"]["properties"]
+    )

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from agents import Agent, Runner, function_tool, set_tracing_disabled
 from agents.items import ModelResponse, TResponseOutputItem
@@ -220,3 +221,47 @@ def test_the_model_reads_the_ask_and_stops_or_confirms(base_url: str, confirms: 
         assert sent == [BODY, UNSURE]  # the confirmed call ran once, without the token
     else:
         assert sent == [BODY]
+
+
+@pytest.mark.parametrize(("unsure_action", "runs"), [("proceed", 2), ("duplicate", 1)])
+def test_the_guardrail_pair_is_never_asked(
+    base_url: str, tmp_path: Path, unsure_action: str, runs: int
+) -> None:
+    """A guardrail cannot take a confirm token off a call, so the pair does not handle
+    ``ask``: where the agent would be asked, it gets the tool's ``unsure_action``."""
+    counts = tmp_path / "counts.txt"
+    policy = {"unsure_action": unsure_action}
+    put = httpx.put(f"{base_url}/v1/tools/post_message/policy", json=policy, timeout=30)
+    assert put.status_code == 200, put.text
+    mail = [{"to": "bob@example.com", "body": body} for body in (BODY, UNSURE)]
+
+    async def scenario() -> list[str]:
+        async with AsyncTooldedup(base_url) as td:
+            dedup = TooldedupGuardrails(td, session_id="s-" + uuid.uuid4().hex)
+            server = MCPServerStdio(
+                {"command": sys.executable, "args": [UPSTREAM, str(counts)]},
+                client_session_timeout_seconds=30,
+                tool_input_guardrails=[dedup.input],
+                tool_output_guardrails=[dedup.output],
+            )
+            async with server:
+                agent = Agent(
+                    name="poster", model=ScriptedModel("post_message", mail), mcp_servers=[server]
+                )
+                result = await Runner.run(agent, "post to Bob")
+            # The same two calls from a caller that handles ask: the second is asked about.
+            session = "control-" + uuid.uuid4().hex
+            first = await td.check("post_message", mail[0], session_id=session)
+            assert first.call_id is not None
+            await td.complete(first.call_id, "succeeded", result="posted")
+            control = await td.check(
+                "post_message", mail[1], session_id=session, answers=("ask",), dry_run=True
+            )
+            assert control.decision.value == "ask"
+        return [str(i.output) for i in result.new_items if hasattr(i, "output")]
+
+    outputs = asyncio.run(scenario())
+    assert len(outputs) == 2
+    assert "confirm_token" not in outputs[1]
+    assert f"(execution {runs})" in outputs[1]  # run again, or the first output replayed
+    assert counts.read_text().splitlines().count("post_message") == runs

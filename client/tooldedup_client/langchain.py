@@ -7,18 +7,22 @@ The session is the LangGraph ``thread_id`` of the run (``config["configurable"]`
 ``session_id`` given here. A repeat answers the model with the service's note and the
 earlier result; a call the service asks about answers with the note, and runs when the
 model calls it again with ``confirm_token`` (taken off before the tool sees the args).
+Under ``create_agent`` the tools' schemas, as the model sees them, offer that optional
+argument; a hand-built graph binds ``with_confirm_arg(tools)`` to its model for the same.
 Needs ``pip install 'tooldedup-client[langchain]'``.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
-from langchain.agents.middleware.types import ToolCallRequest
-from langchain_core.messages import ToolMessage
+from langchain.agents.middleware.types import ModelRequest, ModelResponse, ToolCallRequest
+from langchain_core.messages import AIMessage, ToolMessage
+from langchain_core.tools import BaseTool
+from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.types import Command
 
 from tooldedup_client.client import AsyncTooldedup, Tooldedup
@@ -36,7 +40,7 @@ from tooldedup_client.guard import (
 )
 from tooldedup_client.records import FailureClass
 
-__all__ = ["TooldedupMiddleware"]
+__all__ = ["TooldedupMiddleware", "with_confirm_arg"]
 
 Result = ToolMessage | Command[Any]
 
@@ -72,10 +76,42 @@ def _answer(attempt: Attempt) -> Any:
     return for_the_model(dataclasses.replace(attempt, result=text))
 
 
+def _parameters(tool: BaseTool) -> dict[str, Any]:
+    """The JSON schema of ``tool``'s arguments as a model is given them (no injected ones)."""
+    parameters = convert_to_openai_tool(tool)["function"].get("parameters") or {}
+    return dict(parameters)
+
+
+def _own_confirm(tool: BaseTool | None) -> bool:
+    """Whether ``tool`` itself takes an argument named ``confirm_token``."""
+    return tool is not None and CONFIRM_ARG in (_parameters(tool).get("properties") or {})
+
+
+def _offering_confirm(tool: BaseTool) -> BaseTool:
+    """``tool`` for binding to a model: its schema with an optional ``confirm_token``."""
+    parameters = _parameters(tool)
+    properties = dict(parameters.get("properties") or {})
+    if CONFIRM_ARG in properties:
+        return tool  # the tool's own argument: left alone, and passed to it
+    properties[CONFIRM_ARG] = {
+        "type": "string",
+        "description": "only when tooldedup asked to confirm this call: the token it gave",
+    }
+    # A copy for the model's eyes only: the agent runs the tool it was given, by name.
+    schema = {"type": "object", **parameters, "properties": properties}
+    return tool.model_copy(update={"args_schema": schema})
+
+
+def with_confirm_arg(tools: Sequence[BaseTool | dict[str, Any]]) -> list[BaseTool | dict[str, Any]]:
+    """``tools`` to bind to a model, each tool's schema with an optional ``confirm_token``."""
+    # A provider's built-in tool, given as a dict, runs at the provider: left alone.
+    return [_offering_confirm(t) if isinstance(t, BaseTool) else t for t in tools]
+
+
 def _confirmed(request: ToolCallRequest) -> tuple[ToolCallRequest, str | None]:
     """The request without the model's confirm argument, and the token it gave."""
     args = request.tool_call["args"]
-    if CONFIRM_ARG not in args:
+    if CONFIRM_ARG not in args or _own_confirm(request.tool):
         return request, None
     token = args[CONFIRM_ARG]
     rest = {k: v for k, v in args.items() if k != CONFIRM_ARG}
@@ -135,6 +171,22 @@ class TooldedupMiddleware(AgentMiddleware):  # type: ignore[type-arg]
         else:
             attempt.succeeded(_stored(message))
         return message
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """The model sees each tool's schema with the optional ``confirm_token``."""
+        return handler(request.override(tools=with_confirm_arg(request.tools)))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        """``wrap_model_call`` for asyncio."""
+        return await handler(request.override(tools=with_confirm_arg(request.tools)))
 
     def wrap_tool_call(
         self, request: ToolCallRequest, handler: Callable[[ToolCallRequest], Result]

@@ -6,9 +6,10 @@
 Built on fastmcp's ``create_proxy``, which forwards tools, resources, prompts, sampling,
 elicitation, roots, logging and progress; ``DedupMiddleware.on_call_tool`` does the rest.
 A repeat answers with the service's note beside the stored result. A call the service asks
-about answers with the note as the tool's result; every listed write tool takes an optional
-``confirm_token``, which runs the call when the model sends it again with the token given
-(the proxy strips it before calling upstream).
+about answers with the note as the tool's result (an error result only for a tool with an
+output schema); every listed write tool takes an optional ``confirm_token``, which runs the
+call when the model sends it again with the token given (the proxy strips it before calling
+upstream).
 Needs ``pip install 'tooldedup-client[mcp]'``.
 """
 
@@ -55,8 +56,8 @@ async def _shielded(report: Coroutine[Any, Any, None]) -> None:
         raise
 
 
-def _text_result(text: str) -> ToolResult:
-    return ToolResult(content=[mt.TextContent(type="text", text=text)], is_error=True)
+def _text_result(text: str, *, is_error: bool = True) -> ToolResult:
+    return ToolResult(content=[mt.TextContent(type="text", text=text)], is_error=is_error)
 
 
 def _stored(result: ToolResult) -> dict[str, Any]:
@@ -96,6 +97,22 @@ def _with_confirm(tool: Tool) -> Tool:
     return tool.model_copy(update={"parameters": {**tool.parameters, "properties": properties}})
 
 
+def _own_confirm(tool: Tool | None) -> bool:
+    """Whether the upstream tool itself takes an argument named ``confirm_token``."""
+    properties = (getattr(tool, "parameters", None) or {}).get("properties") or {}
+    return CONFIRM_ARG in properties
+
+
+def _read_only(tool: Tool | None) -> bool:
+    annotations = getattr(tool, "annotations", None)
+    if annotations is None:
+        return False
+    hint = getattr(annotations, "read_only_hint", None)
+    if hint is None:
+        hint = getattr(annotations, "readOnlyHint", None)
+    return bool(hint)
+
+
 class DedupMiddleware(Middleware):
     """Check ``tools/call`` with tooldedup; forward only on ``proceed``; replay duplicates."""
 
@@ -118,25 +135,12 @@ class DedupMiddleware(Middleware):
         header = get_http_headers(include={SESSION_HEADER}).get(SESSION_HEADER, "").strip()
         return header or self._session_id
 
-    async def _own_confirm(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> bool:
-        """Whether the upstream tool itself takes an argument named ``confirm_token``."""
+    @staticmethod
+    async def _tool(context: MiddlewareContext[mt.CallToolRequestParams]) -> Tool | None:
+        """The called tool as the upstream lists it (None outside a server context)."""
         if context.fastmcp_context is None:
-            return False
-        tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
-        properties = (getattr(tool, "parameters", None) or {}).get("properties") or {}
-        return CONFIRM_ARG in properties
-
-    async def _read_only(self, context: MiddlewareContext[mt.CallToolRequestParams]) -> bool:
-        if context.fastmcp_context is None:
-            return False
-        tool = await context.fastmcp_context.fastmcp.get_tool(context.message.name)
-        annotations = getattr(tool, "annotations", None)
-        if annotations is None:
-            return False
-        hint = getattr(annotations, "read_only_hint", None)
-        if hint is None:
-            hint = getattr(annotations, "readOnlyHint", None)
-        return bool(hint)
+            return None
+        return await context.fastmcp_context.fastmcp.get_tool(context.message.name)
 
     async def on_list_tools(
         self,
@@ -153,11 +157,12 @@ class DedupMiddleware(Middleware):
     ) -> ToolResult:
         """Check, then forward, replay, or say why not."""
         params = context.message
-        if await self._read_only(context):
+        tool = await self._tool(context)
+        if _read_only(tool):
             return await call_next(context)
         arguments = dict(params.arguments or {})
         confirm: str | None = None
-        if CONFIRM_ARG in arguments and not await self._own_confirm(context):
+        if CONFIRM_ARG in arguments and not _own_confirm(tool):
             # The upstream never sees the token: it is this proxy's argument.
             token = arguments.pop(CONFIRM_ARG)
             confirm = token if isinstance(token, str) and token else None
@@ -183,9 +188,11 @@ class DedupMiddleware(Middleware):
         if check.decision is Decision.PROCEED and check.call_id is None:
             return await call_next(context)  # a read, by the service's policy: no claim
         if check.decision is Decision.ASK and check.note is not None:
-            # An error result: the tool did not run, and a result that is not an error must
-            # match the tool's output schema, which a question cannot.
-            return _text_result(check.note)
+            # A plain result, the model's to read like any other; but a tool with an output
+            # schema must return structured content that matches it (the MCP client rejects
+            # a result without it), which a question cannot, so there it is an error result.
+            has_schema = tool is not None and tool.output_schema is not None
+            return _text_result(check.note, is_error=has_schema)
         if check.decision is Decision.DUPLICATE and match is not None:
             stored = match.result if match.status is Status.SUCCEEDED else match.error
             if stored is not None:

@@ -9,8 +9,15 @@ The session is ``session_id`` given here, else the run context's ``session_id`` 
 attribute or a key of the object passed as ``Runner.run(..., context=...)``). A repeat
 answers the model with the service's note and the earlier output. A guarded function tool
 also handles ``ask``: its schema gains an optional ``confirm_token``, the note is the
-output, and the call sent again with the token runs (the tool never sees the token). Needs
-``pip install 'tooldedup-client[openai-agents]'``.
+output, and the call sent again with the token runs (the tool never sees the token).
+
+The guardrail pair never asks. A tool input guardrail may only allow a call, reject it with
+a message, or raise: the SDK then runs the tool with the arguments exactly as the model sent
+them, and an MCP tool's schema is the server's own. So a confirm token could be neither
+offered to the model nor kept from the server. Where the agent would be asked, the pair
+gets the tool's ``unsure_action`` (``proceed`` by default). For asks, wrap function tools
+with ``guard_function_tool``, and put MCP servers behind ``tooldedup-mcp``.
+Needs ``pip install 'tooldedup-client[openai-agents]'``.
 """
 
 from __future__ import annotations
@@ -156,7 +163,7 @@ class TooldedupGuardrails:
     (or why a call was not run) becomes the tool's output instead. The output guardrail
     stores the output of a call that ran. A tool that raises never reaches the output
     guardrail: its claim stays pending until its lease ends, and repeats are then asked
-    to reconcile.
+    to reconcile. It never asks the agent (see the module's docstring for why).
     """
 
     def __init__(
@@ -180,6 +187,9 @@ class TooldedupGuardrails:
         context = data.context
         session = _session(context, self._session_id, self._session_of)
         try:
+            # No answers=("ask",): the confirmed call would reach the tool with the token
+            # in its arguments (a guardrail cannot take it off), so the tool's
+            # unsure_action answers instead.
             answer = await self._client.check(
                 context.tool_name, _arguments(context.tool_arguments), session_id=session
             )

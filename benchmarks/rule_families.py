@@ -64,6 +64,9 @@ _HOSTILE: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
         hostile.TARGET_IDS,
         hostile.RETRY_NOISE,
         hostile.PROSE_FACTS,
+        hostile.TARGET_WORDS,
+        hostile.TARGET_RETRIES,
+        hostile.TARGET_ATTACKS,
     )
     for param in table
 ]

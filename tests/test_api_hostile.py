@@ -1,10 +1,10 @@
 """Hostile pairs, through HTTP: one table per class, written before the funnel is changed.
 
 Each row sends a first call, completes it with a result, sends a second call in the same
-(fresh) session, and asserts the decision. Classes 1-6 are different actions the service must
-keep apart (``proceed``); classes 7 and 8 are retries it should find (``duplicate``). A failing
-row prints the answer's ``match`` and ``explain``, so the pytest output shows what the funnel
-decided and why. The ``client`` fixture keeps its SQLite ledger under ``tmp_path``.
+(fresh) session, and asserts the decision. Classes 1-6 and 9 are different actions the service
+must keep apart (``proceed``); classes 7, 8 and 10 are retries it should find (``duplicate``);
+class 11 attacks the rule of class 9, both ways. A failing row prints the answer's ``match``
+and ``explain``, so the pytest output shows what the funnel decided and why. The ``client`` fixture keeps its SQLite ledger under ``tmp_path``.
 """
 
 from __future__ import annotations
@@ -855,6 +855,319 @@ PROSE_FACTS = [
 
 @pytest.mark.parametrize(("tool", "first", "second", "expected"), PROSE_FACTS)
 def test_prose_facts(
+    client: TestClient,
+    request: pytest.FixtureRequest,
+    tool: str,
+    first: Args,
+    second: Args,
+    expected: str,
+) -> None:
+    _pair(client, request, tool, first, second, expected)
+
+
+# --- 9. A content word that changes whom or what the action targets -----------------------
+
+# One word added or dropped in a text otherwise the same: a possessive that hands the action
+# to someone else ("Ana's lawyer" / "Ana"), a noun that narrows the target ("the backup
+# folder" / "the folder"), or a head noun added after it ("the team" / "the team lead").
+TARGET_WORDS = [
+    pytest.param(
+        "send_email",
+        {
+            "to": "ana@example.com",
+            "subject": "Contract",
+            "body": "Send the signed contract to Ana's lawyer",
+        },
+        {"to": "ana@example.com", "subject": "Contract", "body": "Send the signed contract to Ana"},
+        "proceed",
+        id="possessive-dropped-lawyer",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#docs", "message": "Email the draft to the team lead"},
+        {"to": "#docs", "message": "Email the draft to the team"},
+        "proceed",
+        id="head-noun-dropped-lead",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Delete the backup folder on the shared drive"},
+        {"instructions": "Delete the folder on the shared drive"},
+        "proceed",
+        id="modifier-dropped-backup",
+    ),
+    pytest.param(
+        "create_ticket",
+        {"queue": "events", "description": "Book a table for the kids at the Friday dinner"},
+        {
+            "queue": "events",
+            "description": "Book a table for the kids' teacher at the Friday dinner",
+        },
+        "proceed",
+        id="possessive-added-teacher",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "ap@example.com", "message": "Forward the overdue invoice to the supplier"},
+        {
+            "to": "ap@example.com",
+            "message": "Forward the overdue invoice to the supplier's accountant",
+        },
+        "proceed",
+        id="possessive-added-accountant",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Archive the test reports from last week"},
+        {"instructions": "Archive the reports from last week"},
+        "proceed",
+        id="modifier-dropped-test",
+    ),
+    pytest.param(
+        "create_ticket",
+        {"queue": "it", "description": "Disable Priya's admin access to the billing system"},
+        {"queue": "it", "description": "Disable Priya's access to the billing system"},
+        "proceed",
+        id="modifier-dropped-admin",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#events", "message": "Invite the design team to the launch review on Monday"},
+        {"to": "#events", "message": "Invite the design team leads to the launch review on Monday"},
+        "proceed",
+        id="head-noun-added-leads",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Restart the staging database at midnight"},
+        {"instructions": "Restart the staging database replica at midnight"},
+        "proceed",
+        id="head-noun-added-replica",
+    ),
+    pytest.param(
+        "send_email",
+        {
+            "to": "clinic@example.com",
+            "subject": "Results",
+            "body": "Call the patient's mother about the blood test results",
+        },
+        {
+            "to": "clinic@example.com",
+            "subject": "Results",
+            "body": "Call the patient about the blood test results",
+        },
+        "proceed",
+        id="possessive-dropped-mother",
+    ),
+    pytest.param(
+        "post_comment",
+        {"thread": "FIN-31", "body": "Share the budget sheet with the finance interns"},
+        {"thread": "FIN-31", "body": "Share the budget sheet with the interns"},
+        "proceed",
+        id="modifier-dropped-finance",
+    ),
+    pytest.param(
+        "create_ticket",
+        {
+            "queue": "billing",
+            "description": "Refund the shipping fee to the customer for order 4410",
+        },
+        {"queue": "billing", "description": "Refund the fee to the customer for order 4410"},
+        "proceed",
+        id="modifier-dropped-shipping",
+    ),
+    pytest.param(
+        "create_ticket",
+        {"queue": "it", "description": "Lock the account of the former employee in accounting"},
+        {"queue": "it", "description": "Lock the account of the employee in accounting"},
+        "proceed",
+        id="adjective-dropped-former",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Restart the staging database replica at midnight"},
+        {"instructions": "Restart the staging database replica at midnight again"},
+        # "again" asks for the action once more: no marker of a retry, so the call proceeds.
+        "proceed",
+        id="again-added",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "first", "second", "expected"), TARGET_WORDS)
+def test_target_words(
+    client: TestClient,
+    request: pytest.FixtureRequest,
+    tool: str,
+    first: Args,
+    second: Args,
+    expected: str,
+) -> None:
+    _pair(client, request, tool, first, second, expected)
+
+
+# --- 10. Retries beside them: words that add or drop nothing of the action ----------------
+
+TARGET_RETRIES = [
+    pytest.param(
+        "send_message",
+        {"to": "#legal", "message": "Please send the signed contract to Ana's lawyer"},
+        {"to": "#legal", "message": "Send the signed contract to Ana's lawyer"},
+        "duplicate",
+        id="please-dropped",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#docs", "message": "Could you email the draft to the team lead?"},
+        {"to": "#docs", "message": "Email the draft to the team lead"},
+        "duplicate",
+        id="opener-dropped",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Delete the backup folder on the shared drive"},
+        {"instructions": "Delete backup folder on shared drive"},
+        "duplicate",
+        id="articles-dropped",
+    ),
+    pytest.param(
+        "create_ticket",
+        {
+            "queue": "events",
+            "description": "Hi, book a table for the kids at the Friday dinner. Thanks!",
+        },
+        {"queue": "events", "description": "Book a table for the kids at the Friday dinner"},
+        "duplicate",
+        id="greeting-and-thanks-dropped",
+    ),
+    pytest.param(
+        "send_message",
+        {
+            "to": "ap@example.com",
+            "message": "Forward the overdue invoice to the supplier's accountant",
+        },
+        {
+            "to": "ap@example.com",
+            "message": "Forward the overdue invoice to the supplier's accountant right away",
+        },
+        "duplicate",
+        id="right-away-added",
+    ),
+    pytest.param(
+        "create_ticket",
+        {"queue": "it", "description": "Disable Priya's admin access to the billing system"},
+        {"queue": "it", "description": "Disable Priya's admin access to the billing system asap"},
+        "duplicate",
+        id="asap-added",
+    ),
+    pytest.param(
+        "create_ticket",
+        {"queue": "it", "description": "Please purchase two printer cartridges for the office"},
+        {"queue": "it", "description": "Please buy two printer cartridges for the office"},
+        "duplicate",
+        id="synonym-buy",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#billing", "message": "Send the overdue notice to the tenant in flat 4B"},
+        {"to": "#billing", "message": "Retry: send the overdue notice to the tenant in flat 4B"},
+        "duplicate",
+        id="retry-label-added",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Cancel my dentist appointment for Tuesday morning"},
+        {"instructions": "Cancel my dentist appointment appointment for Tuesday morning"},
+        "duplicate",
+        id="word-said-twice",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "first", "second", "expected"), TARGET_RETRIES)
+def test_target_retries(
+    client: TestClient,
+    request: pytest.FixtureRequest,
+    tool: str,
+    first: Args,
+    second: Args,
+    expected: str,
+) -> None:
+    _pair(client, request, tool, first, second, expected)
+
+
+# --- 11. Attacks on the target rule: where its reasons and its bounds could be used ---------
+
+# A retry's marker that is a word of the target's name, urgency inside a noun phrase, a
+# greeting before a request, a note that writes no articles, a time before the target.
+TARGET_ATTACKS = [
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Move the failed job to the retry queue"},
+        {"instructions": "Move the failed job to the queue"},
+        "proceed",
+        id="retry-word-in-name",
+    ),
+    pytest.param(
+        "send_message",
+        {
+            "to": "#support",
+            "message": "Send the outage notice to the immediately affected customers",
+        },
+        {"to": "#support", "message": "Send the outage notice to the affected customers"},
+        "proceed",
+        id="urgency-word-in-noun-phrase",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#docs", "message": "Hi, send the file to the team lead"},
+        {"to": "#docs", "message": "Hi, send the file to the team"},
+        "proceed",
+        id="greeting-before-request",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#legal", "message": "Thanks, send the signed contract to Ana's lawyer"},
+        {"to": "#legal", "message": "Thanks, send the signed contract to Ana"},
+        "proceed",
+        id="thanks-before-request",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Email draft to team lead"},
+        {"instructions": "Email draft to team"},
+        "proceed",
+        id="note-without-articles",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Cancel the 9 AM standup meeting on Thursday"},
+        {"instructions": "Cancel the 9 AM meeting on Thursday"},
+        "proceed",
+        id="time-before-target",
+    ),
+    pytest.param(
+        "schedule_task",
+        {"instructions": "Restart the payment workers on the EU cluster"},
+        {"instructions": "Restart the payment workers on the EU cluster immediately"},
+        "duplicate",
+        id="urgency-at-the-end",
+    ),
+    pytest.param(
+        "send_message",
+        {"to": "#docs", "message": "Send the onboarding guide to the new hires"},
+        {
+            "to": "#docs",
+            "message": "Send the onboarding guide to the new hires. Thanks for your help!",
+        },
+        "duplicate",
+        id="thank-you-added",
+    ),
+]
+
+
+@pytest.mark.parametrize(("tool", "first", "second", "expected"), TARGET_ATTACKS)
+def test_target_attacks(
     client: TestClient,
     request: pytest.FixtureRequest,
     tool: str,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tooldedup.dedup.english import RuleVerifier
@@ -732,11 +732,13 @@ VERIFIER = RuleVerifier(word_cosine)
             None,
         ),
         ("Reset Ana's password", "Reset Ana's password and let me know", "no_objection", None),
+        # A phrase added to a text otherwise the same: no item added, but a content word that
+        # nothing accounts for (see the accounting's table).
         (
             "Reply to Ana about the invoice",
             "Reply to Ana about the invoice with a short note",
-            "no_objection",
-            None,
+            "unsure",
+            "a content word was added: short",
         ),
         (
             "Email everyone on the list",
@@ -1188,6 +1190,84 @@ def test_a_call_of_many_leaves_has_fewer_candidates_verified(leaves: int, candid
             "confirmed",
             "only synonyms changed",
         ),
+        # A content word added or dropped where the action's target stands, in a text
+        # otherwise the same, names another target.
+        (
+            "Send the signed contract to Ana's lawyer",
+            "Send the signed contract to Ana",
+            "unsure",
+            "a content word was dropped: lawyer",
+        ),
+        (
+            "Email the draft to the team lead",
+            "Email the draft to the team",
+            "unsure",
+            "a content word was dropped: lead",
+        ),
+        ("Delete the backup folder", "Delete the folder", "unsure", "dropped: backup"),
+        (
+            "Book a table for the kids",
+            "Book a table for the kids' teacher",
+            "unsure",
+            "a content word was added: teacher",
+        ),
+        (
+            "Lock the account of the former employee",
+            "Lock the account of the employee",
+            "unsure",
+            "dropped: former",
+        ),
+        (
+            "Restart the staging database replica at midnight",
+            "Restart the staging database replica at midnight again",
+            "unsure",
+            "a repetition was added: again",
+        ),
+        # … unless a stated reason covers it: a retry's urgency or label, a word said twice.
+        (
+            "Send the report to Ana",
+            "Please send the report to Ana right away",
+            "confirmed",
+            "only politeness words and words of urgency changed",
+        ),
+        (
+            "Send the invoice to the supplier",
+            "Send the invoice to the supplier as soon as possible",
+            "confirmed",
+            "words of urgency",
+        ),
+        (
+            "Retry: send the invoice to the supplier",
+            "Send the invoice to the supplier",
+            "confirmed",
+            "retry markers",
+        ),
+        (
+            "Cancel my dentist appointment appointment for Tuesday",
+            "Cancel my dentist appointment for Tuesday",
+            "confirmed",
+            "repeated words",
+        ),
+        # A heading's or a thank-you's words name no target: the thresholds decide.
+        (
+            "Sprint 31 planning: Ravi on payments",
+            "Sprint 31 planning session: Ravi on payments",
+            "no_objection",
+            None,
+        ),
+        (
+            "Please send the report to Ana.",
+            "Please send the report to Ana. Thanks for your help!",
+            "no_objection",
+            None,
+        ),
+        # Where the texts are otherwise reworded, an added word drifts with them.
+        (
+            "Email the draft to the team lead",
+            "Could you forward the draft to the team?",
+            "no_objection",
+            None,
+        ),
         # In a rewording the small words move with the words around them: the thresholds
         # decide.
         (
@@ -1236,6 +1316,26 @@ def test_a_word_of_meaning_put_for_another_is_never_a_rewording(
     proposed = " ".join([*content[:at], second, *content[at:]])
     verdict = VERIFIER.compare(stored, proposed)
     assert verdict.kind in (VerdictKind.UNSURE, VerdictKind.DIFFERENT), (stored, proposed)
+
+
+# No deadline: the first example pays for cold caches on a busy machine, which says nothing
+# about the rule.
+@settings(deadline=None)
+@given(
+    st.sampled_from(_CONTENT),
+    st.sampled_from(_CONTENT),
+    st.sampled_from(_CONTENT),
+    st.sampled_from(["to the", "for the", "with our", "of Ana's"]),
+)
+def test_a_content_word_added_to_the_target_is_never_a_rewording(
+    thing: str, target: str, added: str, opener: str
+) -> None:
+    assume(len({thing, target, added}) == 3)
+    stored = f"Send the {thing} {opener} {target}"
+    for proposed in (f"{stored} {added}", f"Send the {thing} {opener} {added} {target}"):
+        verdict = VERIFIER.compare(stored, proposed)
+        assert verdict.kind is VerdictKind.UNSURE, (stored, proposed, verdict)
+        assert verdict.reason == f"a content word was added: {added}", verdict
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,11 +3,16 @@
 The texts are aligned word by word. A changed span is a rewording only for a stated reason: a
 typo, another form of the word, a short form, one negation or one number spelt two ways, a
 synonym, polite words and articles (``FILLERS``), "could you" for "please", a pronoun for
-someone the other text names too. Being a small word is no reason: a span that puts one
-meaning-carrying word (``MEANING``: modals, prepositions, conjunctions, quantifiers, deictics,
-comparatives, personal pronouns) for another is a change of meaning wherever it stands
-("must"/"may", "we"/"they", "he"/"she"), and one that adds or drops such a word is one in a
-text whose every other change is accounted for ("Delete only the old files").
+someone the other text names too, a retry's urgency or label (``URGENCY``: "right away";
+``RETRY_LABELS``: "Retry:"), a word said twice over. Being a small word is no reason: a span
+that puts one meaning-carrying word (``MEANING``: modals, prepositions, conjunctions,
+quantifiers, deictics, comparatives, personal pronouns) for another is a change of meaning
+wherever it stands ("must"/"may", "we"/"they", "he"/"she"), and one that adds or drops such a
+word is one in a text whose every other change is accounted for ("Delete only the old
+files"). So is a span that adds or drops a content word no reason accounts for, its other
+words kept, where the action's target stands: the word names whom or what the action is for
+("to Ana's lawyer" / "to Ana", "the backup folder" / "the folder"). Where the texts are
+otherwise reworded, such a word drifts with them, and the thresholds decide.
 """
 
 from __future__ import annotations
@@ -25,7 +30,10 @@ from tooldedup.dedup.english.lexicon import (
     MEANING,
     NEGATIONS,
     NEGATIVE_WORDS,
+    RETRY_LABELS,
     SHORT_FORMS,
+    STOP,
+    URGENCY,
     Sense,
     align,
     root,
@@ -50,6 +58,18 @@ _GRAMMATICAL = frozenset({("preposition", "to"), ("deictic", "that")})
 # with the concierge" / "give the bag to the concierge"), and the thresholds decide. One
 # is a word and the preposition it takes ("enroll Maya in" / "sign up Maya for").
 _REWORDED = 1
+# How far back from a word its phrase's preposition or verb may stand: "to the team lead",
+# "Invite the design team leads".
+_TARGET_REACH = 5
+# Prepositions no other text puts for another (so not ``MEANING``'s), which open a target
+# all the same: "the account of the former employee", "Remind Ana about the team lead's".
+_OF = frozenset({"of", "about"})
+# "AM" and "PM" after a time: no copula.
+_CLOCK = frozenset({"am", "pm"})
+# Words that open a noun phrase, besides a possessive ("Ana's"): a word before one is a verb.
+_DETERMINERS = frozenset(
+    "a an the my your his her our their its this that these those all every each both".split()
+)
 # Words that open a greeting or a thank-you.
 _GREETINGS = frozenset("hi hello hey dear thanks thank thx cheers".split())
 # Prepositions a time may go without: "Thursday at 10:30" is "on Thursday at 10:30".
@@ -72,6 +92,9 @@ _REASONS = (
     "synonyms",
     "words of one meaning",
     "politeness words",
+    "words of urgency",
+    "retry markers",
+    "repeated words",
     "prepositions of a time",
     "pronouns for people both texts name",
     "dropped copulas",
@@ -89,6 +112,9 @@ class Change:
     replaced: str | None = None
     # One added or dropped: "a quantifier was added: only".
     added: str | None = None
+    # Content words added or dropped, the span's other words kept, which nothing accounts
+    # for: "a content word was dropped: lawyer" ("to Ana's lawyer" / "to Ana").
+    content: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +126,8 @@ class Ledger:
     @property
     def meaning(self) -> str | None:
         """The change of meaning: a meaning word put for another, unless the texts are a
-        rewording, or one added or dropped where every other change is accounted for."""
+        rewording; one added or dropped where every other change is accounted for; content
+        words added or dropped where they are the one change nothing accounts for."""
         unaccounted = [c for c in self.changes if c.reasons is None]
         for change in self.changes:
             others = sum(1 for c in unaccounted if c is not change)
@@ -110,6 +137,10 @@ class Ledger:
             for change in self.changes:
                 if change.added is not None:
                     return change.added
+        if len(unaccounted) == 1 and unaccounted[0].content is not None:
+            # A minimal pair: "Email the draft to the team lead" / "… to the team". Where
+            # other spans are reworded too, the added word drifts with them.
+            return unaccounted[0].content
         return None
 
     @property
@@ -147,6 +178,40 @@ def _openers(words: Sequence[str]) -> set[int]:
     }
 
 
+# Each text is read for them at every compare: only where a phrase's first word stands.
+_URGENT_BY_FIRST = {
+    first: [phrase for phrase in URGENCY if phrase[0] == first]
+    for first in {phrase[0] for phrase in URGENCY}
+}
+
+
+def _marked(words: Sequence[str]) -> dict[int, str]:
+    """Where a retry's marker stands, with its reason: a label where the text opens ("Retry:
+    send the invoice"), never a word of a name ("the retry queue"); how soon, unless a noun
+    phrase goes on after it ("the immediately affected customers")."""
+    found: dict[int, str] = {}
+    if words and words[0] in RETRY_LABELS:
+        found[0] = "retry markers"
+    for i, word in enumerate(words):
+        for phrase in _URGENT_BY_FIRST.get(word, ()):
+            stop = i + len(phrase)
+            if tuple(words[i:stop]) == phrase and (stop == len(words) or not _plain(words[stop])):
+                found.update(dict.fromkeys(range(i, stop), "words of urgency"))
+    return found
+
+
+def _plain(word: str) -> bool:
+    """A content word: no word of meaning, of politeness or of grammar."""
+    return not _sense_of(word) and word not in FILLERS and word not in STOP
+
+
+def _determiner(word: str) -> bool:
+    """A word that opens a noun phrase: "the", "my", "all", a possessive ("Ana's")."""
+    if word in _DETERMINERS:
+        return True
+    return word.replace("\u2019", "'").endswith("'s") and not _sense_of(word)
+
+
 def _referents(words: Sequence[str]) -> set[str]:
     return {value for w in words for kind, value in _sense_of(w) if kind == "pronoun"}
 
@@ -164,28 +229,32 @@ class _Side:
     words: Sequence[str]
     openers: set[int]
     referents: set[str]
+    # A retry's markers: "away" of "right away" is no preposition of a direction.
+    markers: dict[int, str]
 
     @classmethod
     def of(cls, words: Sequence[str]) -> _Side:
-        return cls(words, _openers(words), _referents(words))
+        return cls(words, _openers(words), _referents(words), _marked(words))
 
     def senses(self, start: int, stop: int) -> list[_Meant]:
         return [
             (sense, self.words[i], i)
             for i in range(start, stop)
-            if i not in self.openers
+            if i not in self.openers and i not in self.markers
             for sense in _sense_of(self.words[i])
         ]
 
-    def rest(self, start: int, stop: int, other: Sequence[str]) -> tuple[list[str], set[str]]:
-        """The span's words no meaning class, politeness or grammar accounts for, and the
-        reasons for those set aside."""
-        kept: list[str] = []
+    def rest(self, start: int, stop: int, other: Sequence[str]) -> tuple[list[int], set[str]]:
+        """Where the span's words stand that no meaning class, politeness or grammar
+        accounts for, and the reasons for those set aside."""
+        kept: list[int] = []
         reasons: set[str] = set()
         for i in range(start, stop):
             word = self.words[i]
             if i in self.openers or word in FILLERS:
                 reasons.add("politeness words")
+            elif i in self.markers:
+                reasons.add(self.markers[i])
             elif _sense_of(word):
                 continue
             elif word in _COPULAS and _BE.isdisjoint(other):
@@ -193,8 +262,46 @@ class _Side:
             elif word in _DO and i + 1 < len(self.words) and self.words[i + 1] in NEGATIONS:
                 reasons.add("spellings of one negation")
             else:
-                kept.append(word)
+                kept.append(i)
         return kept, reasons
+
+    def targeted(self, at: int) -> bool:
+        """Whether the content word at ``at`` stands in what an action is done to or for: a
+        noun phrase that opens with a determiner or a possessive, after a preposition ("to
+        Ana's lawyer", "for the kids' teacher") or a verb ("Delete the backup folder"); in a
+        note that writes no determiner, any after a preposition ("to team lead"). A
+        heading's words ("Sprint 31 planning session", "Hi Anika"), a thank-you's ("Thanks
+        for your help") and words of grammar ("so", "has") name no target of an action."""
+        if self.words[at] in STOP:
+            return False
+        determined = False
+        for i in range(at - 1, max(-1, at - 1 - _TARGET_REACH), -1):
+            word = self.words[i]
+            kinds = {kind for kind, _ in _sense_of(word)}
+            if ("preposition" in kinds or word in _OF) and i not in self.markers:
+                # A note's style writes no determiner at all: "Email draft to team lead".
+                telegraphic = not determined and not any(map(_determiner, self.words))
+                return (determined or telegraphic) and not self._thanked(i)
+            if _determiner(word):
+                determined = True
+            elif word in _CLOCK and i > 0 and self.words[i - 1][:1].isdigit():
+                continue  # "the 9 AM standup meeting"
+            elif kinds or word in STOP or word in FILLERS or i in self.openers:
+                return False
+            elif determined:
+                # A word before a determiner: the verb whose object the phrase is.
+                return True
+        return False
+
+    def _thanked(self, at: int) -> bool:
+        """Whether the preposition at ``at`` says what a thank-you is for ("Thanks so much
+        for your help"), not what an action is done to ("Thanks, send it to the team")."""
+        for word in reversed(self.words[max(0, at - 4) : at]):
+            if word in _GREETINGS:
+                return True
+            if _plain(word):
+                return False
+        return False
 
     def alone(
         self, meant: list[_Meant], other: _Side, spans: _Spans, respelt: bool
@@ -263,14 +370,28 @@ class _Accountant:
     def change(self, i1: int, i2: int, j1: int, j2: int) -> Change:
         old, new = self._old, self._new
         span_old, span_new = old.words[i1:i2], new.words[j1:j2]
-        rest_old, reasons = old.rest(i1, i2, span_new)
-        rest_new, more = new.rest(j1, j2, span_old)
+        at_old, reasons = old.rest(i1, i2, span_new)
+        at_new, more = new.rest(j1, j2, span_old)
+        rest_old, rest_new = [old.words[i] for i in at_old], [new.words[j] for j in at_new]
         reasons |= more
         rest_reasons = self._rest(rest_old, rest_new, i1, j1)
         # A "not" put in or left out, which the negation rules found governing nothing.
         negated = _negated(rest_old, rest_new) if rest_reasons is None else None
         if negated is not None:
             rest_reasons = set()
+        # Content words added or dropped, the span's other words kept, account for nothing
+        # unless they only say again what their neighbours say ("appointment appointment").
+        content = None
+        if rest_reasons is None and (kept := _kept(rest_old, rest_new)) is not None:
+            pure = i1 == i2 or j1 == j2
+            lost = len(rest_old) > len(rest_new)
+            longer, where = (old, at_old) if lost else (new, at_new)
+            extra = [where[k] for k in kept[1]]
+            if pure and (_repeated(old.words, i1, i2) or _repeated(new.words, j1, j2)):
+                rest_reasons = {*kept[0], "repeated words"}
+            elif (target := next((i for i in extra if longer.targeted(i)), None)) is not None:
+                how = "dropped" if lost else "added"
+                content = f"a content word was {how}: {longer.words[target]}"
         respelt = rest_reasons is not None and "spellings of one negation" in rest_reasons
         before, after = old.senses(i1, i2), new.senses(j1, j2)
         common = Counter(s for s, _, _ in before) & Counter(s for s, _, _ in after)
@@ -288,7 +409,8 @@ class _Accountant:
                     # weigh an opposite that a negation came or went with.
                     continue
                 total = None if rest_reasons is None else frozenset(reasons | rest_reasons)
-                return Change(total, replaced=f"{_named(kind)} changed: {first} → {second}")
+                replaced = f"{_named(kind)} changed: {first} → {second}"
+                return Change(total, replaced=replaced, content=content)
         if self._negation_moved:
             gone, came = (
                 [m for m in gone if not any(_opposites(m[1], c[1]) for c in came)],
@@ -302,8 +424,8 @@ class _Accountant:
         if gone or came:
             (kind, _), word, _ = (gone or came)[0]
             how = "dropped" if gone else "added"
-            return Change(total, added=f"{_named(kind)} was {how}: {word}")
-        return Change(total, added=negated)
+            return Change(total, added=f"{_named(kind)} was {how}: {word}", content=content)
+        return Change(total, added=negated, content=content)
 
     def _rest(self, before: list[str], after: list[str], i1: int, j1: int) -> set[str] | None:
         """Why the span's remaining words reword, word for word; None when they do not."""
@@ -333,6 +455,54 @@ def _negated(before: list[str], after: list[str]) -> str | None:
         return None
     how = "added" if len(after) > len(before) else "dropped"
     return f"a negation was {how}: {(after or before)[0]}"
+
+
+def _kept(before: list[str], after: list[str]) -> tuple[frozenset[str], list[int]] | None:
+    """Where the content words stand (in the longer side) that one side adds, when each word
+    of the other is kept, in order, as itself or another form of it ("Ana's" / "Ana"), with
+    the reasons for those; None when the sides are the same length or some word is not kept
+    (a rewording)."""
+    if len(before) == len(after) or any(w in NEGATIONS for w in before + after):
+        # A negation that came or went is the negation rules'.
+        return None
+    short, long = (before, after) if len(before) < len(after) else (after, before)
+    reasons: set[str] = set()
+    extra: list[int] = []
+    at = 0
+    for word in short:
+        while at < len(long) and (reason := _kept_as(word, long[at])) is None:
+            extra.append(at)
+            at += 1
+        if at == len(long):
+            return None
+        if reason:
+            reasons.add(reason)
+        at += 1
+    return frozenset(reasons), extra + list(range(at, len(long)))
+
+
+def _kept_as(word: str, other: str) -> str | None:
+    """Why ``other`` keeps ``word``: "" for the word itself, else a reason (None: it does not)."""
+    if word == other:
+        return ""
+    if _possessive(word) == _possessive(other):
+        return "forms of one word"
+    return _reason(word, other)
+
+
+def _possessive(word: str) -> str:
+    return word.replace("\u2019", "'").removesuffix("'s")
+
+
+def _repeated(words: Sequence[str], start: int, stop: int) -> bool:
+    """Whether a span only says again the words right before or after it ("the report the
+    report", "appointment appointment")."""
+    span = list(words[start:stop])
+    size = len(span)
+    return size > 0 and span in (
+        list(words[max(0, start - size) : start]),
+        list(words[stop : stop + size]),
+    )
 
 
 def _minus(meant: list[_Meant], common: Counter[Sense]) -> list[_Meant]:

@@ -23,9 +23,11 @@ __all__ = [
     "NEGATIONS",
     "NEGATIVE_WORDS",
     "QUANTIFIERS",
+    "RETRY_LABELS",
     "SECOND_PERSON",
     "SHORT_FORMS",
     "STOP",
+    "URGENCY",
     "Sense",
     "align",
     "forget_words",
@@ -329,6 +331,8 @@ _CLASSES = {
     " faster slower cheaper longer shorter older newer most least best worst highest lowest"
     " biggest smallest largest fastest slowest cheapest longest shortest oldest newest"
     " earliest latest",
+    # "Send the reminder to Ana again" asks for a second reminder: no retry's marker.
+    "repetition": "again",
 }
 # Words of one class that say one thing: "every" and "each" are "all", "but" is "and" with
 # a contrast, "towards" is "toward".
@@ -359,6 +363,22 @@ QUANTIFIERS = frozenset(_CLASSES["quantifier"].split())
 FILLERS = frozenset(
     "please pls plz kindly hi hello hey dear thanks thank thx cheers just a an the".split()
 )
+# Words a retry adds to the request it repeats, which change no action. How soon it asks
+# ("right away", "asap"), as words; not "again" (``MEANING``): "Send the reminder again"
+# asks for another.
+URGENCY = frozenset(
+    tuple(phrase.split())
+    for phrase in (
+        "right away",
+        "asap",
+        "immediately",
+        "urgently",
+        "promptly",
+        "as soon as possible",
+    )
+)
+# A retry's own label, where a text opens: "Retry: send the invoice".
+RETRY_LABELS = frozenset({"retry", "retrying"})
 
 
 # difflib's opcodes: ("equal" | "replace" | "insert" | "delete", i1, i2, j1, j2).

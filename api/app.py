@@ -167,25 +167,31 @@ def create_app(
         stop = threading.Event()
 
         def maintain_until_stopped() -> None:
-            next_purge = 0.0
+            next_purge = next_round = 0.0
             while not stop.is_set():
-                health.store_up = _store_answers(built.ledger, health.store_up)
+                if time.monotonic() >= next_round:
+                    next_round = time.monotonic() + settings.refresh_interval_seconds
+                    health.store_up = _store_answers(built.ledger, health.store_up)
+                    if health.store_up:
+                        try:
+                            # Policies set through another worker or replica reach this one.
+                            service.refresh()
+                            if time.monotonic() >= next_purge:
+                                # The next purge is due a full interval later, even after a
+                                # failed one: a purge never runs back to back with itself.
+                                next_purge = time.monotonic() + settings.purge_interval_seconds
+                                removed = service.purge(
+                                    settings.retention_seconds, settings.log_retention_seconds
+                                )
+                                if removed:
+                                    logger.info("purged %d calls past retention", removed)
+                        except StoreUnavailable as exc:
+                            logger.warning("maintenance skipped a round: %s", exc.message)
                 if health.store_up:
                     try:
-                        # Policies set through another worker or replica reach this one.
-                        service.refresh()
-                        if time.monotonic() >= next_purge:
-                            # The next purge is due a full interval later, even after a
-                            # failed one: a purge never runs back to back with itself.
-                            next_purge = time.monotonic() + settings.purge_interval_seconds
-                            removed = service.purge(
-                                settings.retention_seconds, settings.log_retention_seconds
-                            )
-                            if removed:
-                                logger.info("purged %d calls past retention", removed)
                         service.maintain()
                     except StoreUnavailable as exc:
-                        logger.warning("maintenance skipped a round: %s", exc.message)
+                        logger.warning("checkpoint skipped: %s", exc.message)
                 stop.wait(settings.checkpoint_interval_seconds)
 
         # A thread of our own, joined before the ledger closes: closing a SQLite

@@ -4,7 +4,8 @@ Each row sends a first call, completes it with a result, sends a second call in 
 (fresh) session, and asserts the decision. Classes 1-6 and 9 are different actions the service
 must keep apart (``proceed``); classes 7, 8 and 10 are retries it should find (``duplicate``);
 class 11 attacks the rule of class 9, both ways. A failing row prints the answer's ``match``
-and ``explain``, so the pytest output shows what the funnel decided and why. The ``client`` fixture keeps its SQLite ledger under ``tmp_path``.
+and ``explain``, so the pytest output shows what the funnel decided and why. The ``client``
+fixture keeps its SQLite ledger under ``tmp_path``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from tooldedup.index.onnx_embedder import OnnxEmbedder
 from tooldedup.index.pair_model import OnnxPairScorer, load_pair_model
 from tooldedup.index.settings import EmbedderBackend, ServiceSettings
 from tooldedup.index.source_model import source_model_dir
+from tooldedup.index.word_vectors import WordVectors
 
 __all__ = [
     "Service",
@@ -151,10 +153,22 @@ def load_policies(settings: ServiceSettings, ledger: SqlLedger) -> PolicySet:
     return PolicySet.build(defaults, {**stored, **tools_data})
 
 
-def word_cosine(embedder: Embedder) -> Callable[[str, str], float]:
-    """Cosine of two single words through the service's own (cached) embedder."""
+def word_cosine(
+    embedder: Embedder, table: WordVectors | None = None
+) -> Callable[[str, str], float]:
+    """Cosine of two single words: from ``table`` where it holds both and was made by this
+    embedder's model, else through the service's own (cached) embedder."""
+    if table is not None and table.model_id != embedder.model_id:
+        table = None
 
+    # The verifier asks the same few pairs again and again ("buy" / "purchase"): each is
+    # worked out once (the words are short, so a large cache stays small).
+    @lru_cache(maxsize=65_536)
     def cosine(a: str, b: str) -> float:
+        if table is not None:
+            first, second = table.get(a), table.get(b)
+            if first is not None and second is not None:
+                return float(first @ second)
         vectors = embedder.embed([a, b])
         return float(vectors[0] @ vectors[1])
 
@@ -234,7 +248,7 @@ def build_service(
                 f"the text reader detects English only; a pack for {list(pack.languages)}"
                 " needs a reader of its own"
             )
-        rules = pack.verifier(word_cosine(cached))
+        rules = pack.verifier(word_cosine(cached, WordVectors.load()))
         verifiers = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifiers)
         keys = SqlKeyStore(ledger.db)

@@ -1,0 +1,117 @@
+"""The shipped single-word table: the model's own vectors, checked, and used by the verifier."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tooldedup.index import OnnxEmbedder, PackagedModel, packaged_model_dir
+from tooldedup.index.packaged_model import file_sha256
+from tooldedup.index.wiring import word_cosine
+from tooldedup.index.word_vectors import WORD_VECTORS_NAME, WordVectors, build, vocabulary_words
+
+
+@pytest.fixture(scope="module")
+def model() -> OnnxEmbedder:
+    return OnnxEmbedder.packaged()
+
+
+@pytest.fixture(scope="module")
+def table() -> WordVectors:
+    loaded = WordVectors.load()
+    assert loaded is not None
+    return loaded
+
+
+def test_shipped_files_match_their_header(table: WordVectors) -> None:
+    folder = packaged_model_dir()
+    meta = json.loads((folder / WORD_VECTORS_NAME).read_text(encoding="utf-8"))
+    assert file_sha256(folder / meta["vectors"]) == meta["vectors_sha256"]
+    assert file_sha256(folder / meta["words"]) == meta["words_sha256"]
+    assert meta["model_id"] == PackagedModel.load().model_id == table.model_id
+    assert len(table) == len(vocabulary_words(PackagedModel.load().tokenizer_path)) > 20_000
+
+
+def test_each_vector_is_the_models_own(model: OnnxEmbedder, table: WordVectors) -> None:
+    words = vocabulary_words(PackagedModel.load().tokenizer_path)
+    sample = random.Random(7).sample(words, 200)
+    computed = model.embed(sample)
+    for word, vector in zip(sample, computed, strict=True):
+        stored = table.get(word)
+        assert stored is not None
+        assert stored.dtype == np.float32
+        assert np.max(np.abs(stored - vector)) < 2e-3
+
+
+def test_cosines_from_the_table_equal_the_models(model: OnnxEmbedder) -> None:
+    from_table = word_cosine(model, WordVectors.load())
+    from_model = word_cosine(model)
+    pairs = [("buy", "purchase"), ("send", "forward"), ("cancel", "confirm"), ("dog", "cat")]
+    for a, b in pairs:
+        assert from_table(a, b) == pytest.approx(from_model(a, b), abs=1e-3)
+
+
+@pytest.mark.parametrize("word", ["Buy", "e-mail", "x", "qzxqzxqzx", "café", ""])
+def test_words_outside_the_table_go_to_the_model(model: OnnxEmbedder, word: str) -> None:
+    table = WordVectors.load()
+    assert table is not None
+    assert table.get(word) is None
+    cosine = word_cosine(model, table)(word, "purchase")
+    vectors = model.embed([word, "purchase"])
+    assert cosine == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-6)
+
+
+def test_a_table_of_another_model_is_not_used(model: OnnxEmbedder) -> None:
+    words = ["buy", "purchase"]
+    wrong = WordVectors("another-model", words, np.array([[1.0, 0.0], [0.0, 1.0]], np.float16))
+    vectors = model.embed(words)
+    assert word_cosine(model, wrong)("buy", "purchase") == pytest.approx(
+        float(vectors[0] @ vectors[1]), abs=1e-6
+    )
+
+
+def _copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "model"
+    folder.mkdir(parents=True)
+    meta = json.loads((packaged_model_dir() / WORD_VECTORS_NAME).read_text(encoding="utf-8"))
+    for name in (WORD_VECTORS_NAME, meta["words"], meta["vectors"]):
+        shutil.copyfile(packaged_model_dir() / name, folder / name)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["no header", "header not json", "words edited", "vectors truncated", "no vectors"],
+)
+def test_a_damaged_table_is_not_loaded(tmp_path: Path, damage: str) -> None:
+    folder = _copy(tmp_path)
+    meta = json.loads((folder / WORD_VECTORS_NAME).read_text(encoding="utf-8"))
+    if damage == "no header":
+        (folder / WORD_VECTORS_NAME).unlink()
+    elif damage == "header not json":
+        (folder / WORD_VECTORS_NAME).write_text("{", encoding="utf-8")
+    elif damage == "words edited":
+        words = folder / meta["words"]
+        words.write_text(words.read_text(encoding="utf-8").replace("purchase", "purchaze"))
+    elif damage == "vectors truncated":
+        np.save(folder / meta["vectors"], np.zeros((3, 384), np.float16))
+    else:
+        (folder / meta["vectors"]).unlink()
+    assert WordVectors.load(folder) is None
+    assert WordVectors.load(_copy(tmp_path / "intact")) is not None
+
+
+def test_build_writes_a_table_that_loads(tmp_path: Path, model: OnnxEmbedder) -> None:
+    meta = build(tmp_path, model, ["buy", "purchase", "send"])
+    table = WordVectors.load(tmp_path)
+    assert table is not None
+    assert len(table) == 3
+    assert meta["model_id"] == model.model_id
+    bought = table.get("buy")
+    assert bought is not None
+    assert np.max(np.abs(bought - model.embed(["buy"])[0])) < 2e-3

@@ -28,12 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tooldedup.api.app import create_app
-    from tooldedup.api.startup import (
-        access_at_start,
-        freeze_start_up_heap,
-        refusal,
-        startup_lines,
-    )
+    from tooldedup.api.startup import access_at_start, refusal, startup_lines
     from tooldedup.dedup.errors import DedupError
 
     try:
@@ -108,7 +103,6 @@ def _serve(args: argparse.Namespace) -> int:
     except DedupError as exc:
         print(f"tooldedup: {exc.message}", file=sys.stderr)
         return 2
-    freeze_start_up_heap()
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 

@@ -3,7 +3,6 @@ the review page is, and whether callers need a key."""
 
 from __future__ import annotations
 
-import gc
 import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
@@ -13,14 +12,7 @@ from tooldedup.api.version import VERSION
 from tooldedup.dedup.access import RESTORE_COMMAND
 from tooldedup.dedup.errors import DedupError
 
-__all__ = [
-    "Access",
-    "access_at_start",
-    "freeze_start_up_heap",
-    "refusal",
-    "startup_lines",
-    "store_name",
-]
+__all__ = ["Access", "access_at_start", "refusal", "startup_lines", "store_name"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,15 +92,3 @@ def startup_lines(host: str, port: int, settings: Settings, access: Access) -> l
         f"  API docs:    {base}/docs",
         f"  access:      {access.reason}",
     ]
-
-
-def freeze_start_up_heap() -> None:
-    """Exclude what start-up built from the cyclic garbage collector, in a server process.
-
-    The model's wrappers, the word lists and the schemas are a large heap that lives as long
-    as the process; walking it, a full collection (every couple of seconds under load)
-    stalled the check in flight for tens of milliseconds. Only for a process that builds one
-    app and serves it: an app dropped later would never be collected.
-    """
-    gc.collect()
-    gc.freeze()

@@ -23,7 +23,6 @@ from fastapi import FastAPI
 
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import EmbedderBackend, Settings
-from tooldedup.api.startup import freeze_start_up_heap
 from tooldedup.dedup.errors import DedupError
 
 __all__ = [
@@ -88,10 +87,7 @@ def app_from_environment(environ: Mapping[str, str] | None = None) -> FastAPI:
     with open(env[SETTINGS_ENV], encoding="utf-8") as source:
         settings = settings_from_json(source.read())
     try:
-        app = create_app(settings)
+        return create_app(settings)
     except DedupError as exc:
         logger.error("worker cannot start: %s", exc.message)
         sys.exit(_STARTUP_FAILURE)
-    if environ is None:  # a worker process of its own, not a test building apps
-        freeze_start_up_heap()
-    return app

@@ -167,13 +167,13 @@ def create_app(
         stop = threading.Event()
 
         def maintain_until_stopped() -> None:
-            next_purge = next_round = 0.0
+            next_purge = next_round = next_warning = 0.0
             while not stop.is_set():
-                if time.monotonic() >= next_round:
-                    next_round = time.monotonic() + settings.refresh_interval_seconds
-                    health.store_up = _store_answers(built.ledger, health.store_up)
-                    if health.store_up:
-                        try:
+                try:
+                    if time.monotonic() >= next_round:
+                        next_round = time.monotonic() + settings.refresh_interval_seconds
+                        health.store_up = _store_answers(built.ledger, health.store_up)
+                        if health.store_up:
                             # Policies set through another worker or replica reach this one.
                             service.refresh()
                             if time.monotonic() >= next_purge:
@@ -185,13 +185,17 @@ def create_app(
                                 )
                                 if removed:
                                     logger.info("purged %d calls past retention", removed)
-                        except StoreUnavailable as exc:
-                            logger.warning("maintenance skipped a round: %s", exc.message)
-                if health.store_up:
-                    try:
+                    if health.store_up:
                         service.maintain()
-                    except StoreUnavailable as exc:
-                        logger.warning("checkpoint skipped: %s", exc.message)
+                except Exception as exc:
+                    # Never the end of the thread: health, policies and purges go on. Said
+                    # at most once a round, not at every checkpoint.
+                    if time.monotonic() >= next_warning:
+                        next_warning = time.monotonic() + settings.refresh_interval_seconds
+                        if isinstance(exc, StoreUnavailable):
+                            logger.warning("maintenance skipped a round: %s", exc.message)
+                        else:
+                            logger.exception("maintenance failed; it goes on")
                 stop.wait(settings.checkpoint_interval_seconds)
 
         # A thread of our own, joined before the ledger closes: closing a SQLite

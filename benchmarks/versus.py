@@ -307,9 +307,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     extra = [] if args.embed_threads is None else ["--embed-threads", str(args.embed_threads)]
     commands = system_commands(sha, base_python, run_dir, args.work_dir, extra)
     chosen = [name.strip() for name in args.systems.split(",") if name.strip()]
-    measures = [m for m in MEASURES if f"{m[0]}_c{m[1]}" in args.measures.split(",")]
-    if "baseline" not in chosen or any(name not in commands for name in chosen) or not measures:
-        parser.error("--systems takes baseline and some of on, off; --measures names in --help")
+    asked = {name.strip() for name in args.measures.split(",") if name.strip()}
+    measures = [m for m in MEASURES if f"{m[0]}_c{m[1]}" in asked]
+    if "baseline" not in chosen or any(name not in commands for name in chosen):
+        parser.error("--systems takes baseline and some of on, off")
+    if not measures or len(measures) != len(asked):
+        parser.error("--measures takes some of " + ", ".join(f"{m}_c{c}" for m, c, _ in MEASURES))
     # The baseline first: the ratios divide by the first system's figures.
     systems = [system for name, system in commands.items() if name in chosen]
     command = " ".join(["python -m benchmarks.versus", *(sys.argv[1:] if argv is None else argv)])

@@ -52,6 +52,8 @@ __all__ = [
     "word_cosine",
 ]
 
+_CACHED_WORD_CHARS = 32
+
 logger = logging.getLogger(__name__)
 
 
@@ -161,16 +163,22 @@ def word_cosine(
     if table is not None and table.model_id != embedder.model_id:
         table = None
 
-    # The verifier asks the same few pairs again and again ("buy" / "purchase"): each is
-    # worked out once (the words are short, so a large cache stays small).
-    @lru_cache(maxsize=65_536)
-    def cosine(a: str, b: str) -> float:
+    def computed(a: str, b: str) -> float:
         if table is not None:
             first, second = table.get(a), table.get(b)
             if first is not None and second is not None:
                 return float(first @ second)
         vectors = embedder.embed([a, b])
         return float(vectors[0] @ vectors[1])
+
+    # The verifier asks the same few pairs again and again ("buy" / "purchase"): each is
+    # worked out once. Only words of a usual length are kept, so the cache stays small.
+    remembered = lru_cache(maxsize=65_536)(computed)
+
+    def cosine(a: str, b: str) -> float:
+        if len(a) > _CACHED_WORD_CHARS or len(b) > _CACHED_WORD_CHARS:
+            return computed(a, b)
+        return remembered(a, b)
 
     return cosine
 
@@ -248,7 +256,7 @@ def build_service(
                 f"the text reader detects English only; a pack for {list(pack.languages)}"
                 " needs a reader of its own"
             )
-        rules = pack.verifier(word_cosine(cached, WordVectors.load()))
+        rules = pack.verifier(word_cosine(cached, WordVectors.load(model_id=cached.model_id)))
         verifiers = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifiers)
         keys = SqlKeyStore(ledger.db)

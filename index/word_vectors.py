@@ -50,25 +50,36 @@ class WordVectors:
         return None if row is None else self._vectors[row].astype(np.float32)
 
     @classmethod
-    def load(cls, folder: Path | None = None) -> WordVectors | None:
+    def load(cls, folder: Path | None = None, *, model_id: str | None = None) -> WordVectors | None:
         """The table shipped in ``folder`` (default: the packaged model's), or None if it is
-        missing or its files do not match their checksums."""
+        missing, damaged, or made by a model other than ``model_id`` (when given)."""
         folder = packaged_model_dir() if folder is None else folder
         try:
             meta = json.loads((folder / WORD_VECTORS_NAME).read_text(encoding="utf-8"))
-            vectors_path, words_path = folder / meta["vectors"], folder / meta["words"]
-            # The words are checked at every start; the vectors (16 MB) by the package's
-            # tests, and here by their shape and type.
+            made_by, dims = str(meta["model_id"]), int(meta["dims"])
+            if model_id is not None and made_by != model_id:
+                return None
+            words_path, vectors_path = folder / meta["words"], folder / meta["vectors"]
+            # The words are checked at every start; the vectors (17 MB) by the package's
+            # tests, and here by their shape, type and lengths.
             if file_sha256(words_path) != meta["words_sha256"]:
                 return None
             words = words_path.read_text(encoding="utf-8").split("\n")
-            # Read whole (17 MB): a row of a memory-mapped array costs tens of microseconds.
-            vectors = np.load(vectors_path)
-        except (OSError, ValueError, KeyError, TypeError):
+            # Read whole: a row of a memory-mapped array costs tens of microseconds.
+            vectors = np.load(vectors_path, allow_pickle=False)
+            if (
+                not isinstance(vectors, np.ndarray)
+                or vectors.dtype != np.float16
+                or vectors.shape != (len(words), dims)
+            ):
+                return None
+            # Unit vectors, as the embedder gives them: a cosine stays in [-1, 1].
+            norms = np.linalg.norm(vectors.astype(np.float32), axis=1)
+            if not np.all(np.abs(norms - 1.0) < 1e-2):
+                return None
+        except Exception:  # any damage means no table, never a service that cannot start
             return None
-        if vectors.shape != (len(words), int(meta["dims"])) or vectors.dtype != np.float16:
-            return None
-        return cls(str(meta["model_id"]), words, vectors)
+        return cls(made_by, words, vectors)
 
 
 def vocabulary_words(tokenizer_path: Path) -> list[str]:

@@ -56,9 +56,8 @@ def test_rows_added_during_a_write_share_the_next_one() -> None:
     assert len(store.batches) == 2
 
 
-def test_every_row_of_a_failed_batch_raises_and_others_do_not() -> None:
-    store = _Store(fail_on=3)
-    group = GroupCommit(store.write)
+def _queue_behind_first(group: GroupCommit[int], store: _Store, rows: tuple[int, ...]) -> dict:
+    """Add row 0, hold its write, queue ``rows`` behind it, release; each row's outcome."""
     outcomes: dict[int, str] = {}
 
     def add(n: int) -> None:
@@ -71,15 +70,46 @@ def test_every_row_of_a_failed_batch_raises_and_others_do_not() -> None:
     first = threading.Thread(target=add, args=(0,))
     first.start()
     assert store.first_started.wait(10)
-    later = [threading.Thread(target=add, args=(n,)) for n in (1, 2, 3)]
+    later = [threading.Thread(target=add, args=(n,)) for n in rows]
     for thread in later:
         thread.start()
-    while group.queued < 3:
+    while group.queued < len(rows):
         threading.Event().wait(0.001)
     store.release_first.set()
     for thread in [first, *later]:
         thread.join(10)
-    assert outcomes == {0: "stored", 1: "row 3 refused", 2: "row 3 refused", 3: "row 3 refused"}
+    return outcomes
+
+
+def test_a_bad_row_fails_alone_and_the_rest_of_its_batch_is_stored() -> None:
+    store = _Store(fail_on=3)
+    outcomes = _queue_behind_first(GroupCommit(store.write), store, (1, 2, 3))
+    assert outcomes == {0: "stored", 1: "stored", 2: "stored", 3: "row 3 refused"}
+    # The batch, then each of its rows alone.
+    assert sorted(store.batches[1]) == [1, 2, 3]
+    assert sorted(map(tuple, store.batches[2:])) == [(1,), (2,), (3,)]
+
+
+class _Interrupted(BaseException):
+    """Stands for KeyboardInterrupt or SystemExit in the writing thread."""
+
+
+def test_an_interrupted_writer_leaves_its_rows_to_the_next() -> None:
+    written: list[int] = []
+    interrupt = [True]
+
+    def write(rows: Sequence[int]) -> None:
+        if interrupt[0]:
+            interrupt[0] = False
+            raise _Interrupted
+        written.extend(rows)
+
+    group = GroupCommit(write)
+    with pytest.raises(_Interrupted):
+        group.add(1)
+    assert group.queued == 1  # not lost, not marked stored
+    group.add(2)  # the next writer takes both
+    assert sorted(written) == [1, 2]
 
 
 @pytest.mark.parametrize("max_rows", [0, -1])

@@ -256,3 +256,41 @@ def test_vector_keys_follow_call_ids_not_reused_row_ids() -> None:
     assert vector_key(old) != vector_key(new)
     assert vector_key(old) == vector_key(replace(old, row_id=7))
     assert 0 <= vector_key(old) < 2**63
+
+
+def _log_entry(check_id: str) -> LogEntry:
+    return LogEntry(
+        check_id, 1.0, "s", "s", "t", {"x": 1}, "proceed", None, None, None, None, 0.5, False, {}
+    )
+
+
+def test_a_log_line_inside_a_transaction_is_part_of_it(ledger: SqlLedger) -> None:
+    class Undo(Exception):
+        pass
+
+    # Another thread appends at the same time: it must neither wait for this transaction's
+    # lock forever nor have its line rolled back with it.
+    other = threading.Thread(target=ledger.append_log, args=(_log_entry("chk_other"),))
+
+    def inside_then_undo() -> None:
+        with ledger.db.write():
+            ledger.append_log(_log_entry("chk_inside"))
+            other.start()
+            other.join(0.2)
+            raise Undo
+
+    with pytest.raises(Undo):
+        inside_then_undo()
+    other.join(30)
+    assert not other.is_alive()
+    assert [e.check_id for e in ledger.iter_log()] == ["chk_other"]
+
+
+def test_many_threads_log_every_line_once(ledger: SqlLedger) -> None:
+    ids = [f"chk_{n}" for n in range(64)]
+    threads = [threading.Thread(target=ledger.append_log, args=(_log_entry(i),)) for i in ids]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(e.check_id for e in ledger.iter_log()) == sorted(ids)

@@ -86,7 +86,18 @@ def _copy(tmp_path: Path) -> Path:
 
 @pytest.mark.parametrize(
     "damage",
-    ["no header", "header not json", "words edited", "vectors truncated", "no vectors"],
+    [
+        "no header",
+        "header not json",
+        "words edited",
+        "vectors truncated",
+        "no vectors",
+        "dims missing",
+        "dims not a number",
+        "model id missing",
+        "vectors not of unit length",
+        "vectors an archive",
+    ],
 )
 def test_a_damaged_table_is_not_loaded(tmp_path: Path, damage: str) -> None:
     folder = _copy(tmp_path)
@@ -100,8 +111,23 @@ def test_a_damaged_table_is_not_loaded(tmp_path: Path, damage: str) -> None:
         words.write_text(words.read_text(encoding="utf-8").replace("purchase", "purchaze"))
     elif damage == "vectors truncated":
         np.save(folder / meta["vectors"], np.zeros((3, 384), np.float16))
-    else:
+    elif damage == "no vectors":
         (folder / meta["vectors"]).unlink()
+    elif damage in ("dims missing", "dims not a number", "model id missing"):
+        if damage == "dims missing":
+            del meta["dims"]
+        elif damage == "dims not a number":
+            meta["dims"] = "x"
+        else:
+            del meta["model_id"]
+        (folder / WORD_VECTORS_NAME).write_text(json.dumps(meta), encoding="utf-8")
+    elif damage == "vectors not of unit length":
+        vectors = np.load(folder / meta["vectors"])
+        np.save(folder / meta["vectors"], (vectors * 2).astype(np.float16))
+    else:
+        np.savez(folder / "v.npz", np.load(folder / meta["vectors"]))
+        (folder / meta["vectors"]).unlink()
+        (folder / "v.npz").rename(folder / meta["vectors"])
     assert WordVectors.load(folder) is None
     assert WordVectors.load(_copy(tmp_path / "intact")) is not None
 
@@ -115,3 +141,29 @@ def test_build_writes_a_table_that_loads(tmp_path: Path, model: OnnxEmbedder) ->
     bought = table.get("buy")
     assert bought is not None
     assert np.max(np.abs(bought - model.embed(["buy"])[0])) < 2e-3
+
+
+def test_a_table_of_another_model_is_not_even_read(tmp_path: Path) -> None:
+    folder = _copy(tmp_path)
+    assert WordVectors.load(folder, model_id="another-model") is None
+    loaded = WordVectors.load(folder, model_id=PackagedModel.load().model_id)
+    assert loaded is not None
+
+
+def test_long_words_are_answered_but_not_remembered(model: OnnxEmbedder) -> None:
+    calls: list[tuple[str, ...]] = []
+
+    class Counting:
+        model_id, dims = model.model_id, model.dims
+
+        def embed(self, texts: list[str]) -> np.ndarray:
+            calls.append(tuple(texts))
+            return model.embed(texts)
+
+    cosine = word_cosine(Counting(), None)
+    long_word = "a" * 40
+    for _ in range(3):
+        cosine("buy", "purchase")
+        cosine(long_word, "purchase")
+    assert calls.count(("buy", "purchase")) == 1
+    assert calls.count((long_word, "purchase")) == 3

@@ -100,6 +100,10 @@ class Database(Protocol):
         """A write transaction; nested in another, a savepoint that can fail on its own."""
         ...
 
+    def in_write(self) -> bool:
+        """Whether the calling thread is inside ``write``."""
+        ...
+
     def serialized(self, key: str) -> AbstractContextManager[None]:
         """Hold the lock on ``key`` that every thread and process sharing the store waits on."""
         ...

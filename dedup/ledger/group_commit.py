@@ -46,7 +46,7 @@ class GroupCommit(Generic[Row]):
             return len(self._queued)
 
     def add(self, row: Row) -> None:
-        """Store ``row``; raise what its transaction raised."""
+        """Store ``row``; raise what its write raised."""
         ticket = _Ticket()
         with self._turn:
             self._queued.append((row, ticket))
@@ -63,15 +63,39 @@ class GroupCommit(Generic[Row]):
         batch = self._queued[: self._max_rows]
         del self._queued[: self._max_rows]
         self._writing = True
-        error: BaseException | None = None
+        errors: list[BaseException | None] = [None] * len(batch)
+        written = False
         self._turn.release()
         try:
-            self._write([row for row, _ in batch])
-        except BaseException as exc:  # every row of the batch shares its fate
-            error = exc
+            errors = self._write_each_fate([row for row, _ in batch])
+            written = True
         finally:
             self._turn.acquire()
             self._writing = False
-            for _, ticket in batch:
-                ticket.done, ticket.error = True, error
+            if written:
+                for (_, ticket), error in zip(batch, errors, strict=True):
+                    ticket.done, ticket.error = True, error
+            else:
+                # Interrupted (KeyboardInterrupt, SystemExit): nothing is known of the batch;
+                # its rows go back to the queue's head for the next writer, and only this
+                # thread sees the interruption.
+                self._queued[:0] = batch
             self._turn.notify_all()
+
+    def _write_each_fate(self, rows: list[Row]) -> list[BaseException | None]:
+        """Each row's error (None: stored). A batch that fails is written again row by row,
+        so that one bad row fails alone."""
+        try:
+            self._write(rows)
+            return [None] * len(rows)
+        except Exception as exc:
+            if len(rows) == 1:
+                return [exc]
+        fates: list[BaseException | None] = []
+        for row in rows:
+            try:
+                self._write([row])
+                fates.append(None)
+            except Exception as exc:
+                fates.append(exc)
+        return fates

@@ -8,7 +8,7 @@ from typing import Any
 from tooldedup.dedup.canonical import canonical_json, stable_hash
 from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger.base import Feedback, LogEntry, LogQuery
-from tooldedup.dedup.ledger.database import Database, Row
+from tooldedup.dedup.ledger.database import SQLITE, Database, Row
 from tooldedup.dedup.ledger.group_commit import GroupCommit
 from tooldedup.dedup.ledger.rows import feedback_from_row, log_entry_from_row
 from tooldedup.dedup.records import Scope
@@ -56,6 +56,11 @@ class SqlLogStore:
 
     def append_log(self, entry: LogEntry) -> None:
         """Append one decision log entry (in a transaction shared with concurrent ones)."""
+        if self.db.in_write():
+            # Inside the caller's own transaction: the line is part of it. Another thread
+            # writing the shared batch would wait for this transaction's lock meanwhile.
+            self._append_log_now(entry)
+            return
         self._log_rows.add(_log_row(entry))
 
     def _append_log_now(self, entry: LogEntry) -> None:
@@ -65,8 +70,13 @@ class SqlLogStore:
     def _insert_log_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
         if len(rows) == 1:
             self.db.execute(_INSERT_LOG, rows[0])
-            return
-        with self.db.write():
+        elif self.db.dialect is SQLITE:
+            # One transaction: each commit rewrites a page of every index of the table.
+            with self.db.write():
+                self.db.executemany(_INSERT_LOG, rows)
+        else:
+            # PostgreSQL sends them in one pipeline; a transaction there would wait for the
+            # WAL flush, which log lines do not (synchronous_commit is off for them).
             self.db.executemany(_INSERT_LOG, rows)
 
     def iter_log(self, tenant: str | None = None) -> Iterator[LogEntry]:

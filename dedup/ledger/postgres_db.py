@@ -197,6 +197,10 @@ class PostgresDatabase:
                 if outer:
                     self._local.conn = None
 
+    def in_write(self) -> bool:
+        """Whether the calling thread is inside ``write`` (its connection is bound)."""
+        return getattr(self._local, "conn", None) is not None
+
     @contextmanager
     def serialized(self, key: str) -> Iterator[None]:
         """One transaction holding a transaction-scoped advisory lock on ``key``.

@@ -20,6 +20,7 @@ from tooldedup.dedup.locks import KeyedLocks
 __all__ = ["SqliteDatabase"]
 
 _OPTIMIZE_SECONDS = 3600.0
+_BUSY_SECONDS = 30.0
 
 logger = logging.getLogger(__name__)
 
@@ -65,12 +66,12 @@ class SqliteDatabase:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:
             conn = sqlite3.connect(
-                self.path, timeout=30, isolation_level=None, check_same_thread=False
+                self.path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False
             )
             conn.row_factory = sqlite3.Row
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
-            conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute(f"PRAGMA busy_timeout={int(_BUSY_SECONDS * 1000)}")
             # Request threads rarely checkpoint; the service's maintenance thread does.
             conn.execute("PRAGMA wal_autocheckpoint=20000")
             self._local.conn = conn
@@ -89,7 +90,7 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement and fetch what it returns."""
-        with self._writer if _writes(sql) else nullcontext():
+        with self._writing() if _writes(sql) else nullcontext():
             try:
                 cursor = self._conn().execute(sql, params)
                 rows: list[Any] = cursor.fetchall()
@@ -100,7 +101,7 @@ class SqliteDatabase:
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:
         """Run one statement once per parameter row."""
-        with self._writer:
+        with self._writing():
             try:
                 self._conn().executemany(sql, rows)
             except sqlite3.OperationalError as exc:
@@ -117,7 +118,7 @@ class SqliteDatabase:
             if depth:
                 yield from self._savepoint(conn, depth)
                 return
-            with self._writer:
+            with self._writing():
                 try:
                     conn.execute("BEGIN IMMEDIATE")
                 except sqlite3.OperationalError as exc:
@@ -135,6 +136,20 @@ class SqliteDatabase:
                     raise
         finally:
             self._local.depth = depth
+
+    def in_write(self) -> bool:
+        """Whether the calling thread is inside ``write``."""
+        return bool(getattr(self._local, "depth", 0))
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """This process's turn to write, waited for no longer than SQLite's own busy wait."""
+        if not self._writer.acquire(timeout=_BUSY_SECONDS):
+            raise StoreBusy("the database was busy past its timeout; nothing was stored")
+        try:
+            yield
+        finally:
+            self._writer.release()
 
     @staticmethod
     def _savepoint(conn: sqlite3.Connection, depth: int) -> Iterator[None]:
@@ -184,12 +199,11 @@ class SqliteDatabase:
             self._file_locks.close()
 
 
-_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
-
-
 def _writes(sql: str) -> bool:
-    """Whether a statement writes (takes SQLite's one write lock)."""
-    return sql.lstrip()[:7].upper().startswith(_WRITES)
+    """Whether a statement may write (take SQLite's one write lock): all but a SELECT and a
+    PRAGMA. A checkpoint (a PRAGMA) must not hold writers up; a query that is not plainly a
+    read waits its turn, which costs at most a little time."""
+    return not sql.lstrip()[:6].upper().startswith(("SELECT", "PRAGMA"))
 
 
 def _raise_if_unavailable(exc: sqlite3.OperationalError) -> None:

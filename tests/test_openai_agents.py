@@ -107,18 +107,23 @@ def test_a_guarded_function_tool_runs_a_repeated_call_once(base_url: str) -> Non
     assert runs == [100]
 
 
+def _guarded_upstream(td: AsyncTooldedup, counts: Path) -> MCPServerStdio:
+    """The test upstream over stdio, its tools behind one fresh session's guardrail pair."""
+    dedup = TooldedupGuardrails(td, session_id="s-" + uuid.uuid4().hex)
+    return MCPServerStdio(
+        {"command": sys.executable, "args": [UPSTREAM, str(counts)]},
+        client_session_timeout_seconds=30,
+        tool_input_guardrails=[dedup.input],
+        tool_output_guardrails=[dedup.output],
+    )
+
+
 def test_guardrails_put_mcp_server_tools_behind_tooldedup(base_url: str, tmp_path: Path) -> None:
     counts = tmp_path / "counts.txt"
 
     async def scenario() -> None:
         async with AsyncTooldedup(base_url) as td:
-            dedup = TooldedupGuardrails(td, session_id="s-" + uuid.uuid4().hex)
-            server = MCPServerStdio(
-                {"command": sys.executable, "args": [UPSTREAM, str(counts)]},
-                client_session_timeout_seconds=30,
-                tool_input_guardrails=[dedup.input],
-                tool_output_guardrails=[dedup.output],
-            )
+            server = _guarded_upstream(td, counts)
             async with server:
                 model = ScriptedModel(
                     "transfer",
@@ -237,13 +242,7 @@ def test_the_guardrail_pair_is_never_asked(
 
     async def scenario() -> list[str]:
         async with AsyncTooldedup(base_url) as td:
-            dedup = TooldedupGuardrails(td, session_id="s-" + uuid.uuid4().hex)
-            server = MCPServerStdio(
-                {"command": sys.executable, "args": [UPSTREAM, str(counts)]},
-                client_session_timeout_seconds=30,
-                tool_input_guardrails=[dedup.input],
-                tool_output_guardrails=[dedup.output],
-            )
+            server = _guarded_upstream(td, counts)
             async with server:
                 agent = Agent(
                     name="poster", model=ScriptedModel("post_message", mail), mcp_servers=[server]

@@ -53,6 +53,7 @@ __all__ = ["main"]
 
 Body = dict[str, Any]
 MEASURES = (("semantic", 1, 1), ("exact", 1, 1), ("exact", 8, 2))
+_MEASURE_NAMES = ", ".join(f"{m}_c{c}" for m, c, _ in MEASURES)
 _REPO = Path(__file__).resolve().parent.parent
 _READY = ".tooldedup-revision"
 
@@ -283,8 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     add(
         "--measures",
-        default=",".join(f"{m}_c{c}" for m, c, _ in MEASURES),
-        help="which measures, of " + ", ".join(f"{m}_c{c}" for m, c, _ in MEASURES),
+        default=_MEASURE_NAMES.replace(" ", ""),
+        help=f"which measures, of {_MEASURE_NAMES}",
     )
     add("--work-dir", type=Path, default=Path("/tmp/tooldedup-versus"))
     add("--out", type=Path, default=_REPO / "benchmarks" / "results" / "versus-0.1.md")
@@ -312,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "baseline" not in chosen or any(name not in commands for name in chosen):
         parser.error("--systems takes baseline and some of on, off")
     if not measures or len(measures) != len(asked):
-        parser.error("--measures takes some of " + ", ".join(f"{m}_c{c}" for m, c, _ in MEASURES))
+        parser.error(f"--measures takes some of {_MEASURE_NAMES}")
     # The baseline first: the ratios divide by the first system's figures.
     systems = [system for name, system in commands.items() if name in chosen]
     command = " ".join(["python -m benchmarks.versus", *(sys.argv[1:] if argv is None else argv)])

@@ -543,10 +543,11 @@ class DedupService:
             if spent is not None:
                 self._asks.give_back(spent, decision.check_id)
             raise
-        if isinstance(claimed, ClaimConflict) and spent is not None:
-            self._asks.give_back(spent, decision.check_id)
         if isinstance(claimed, ClaimConflict):
-            # Another process claimed the same intent first: report on that claim.
+            # Another process claimed the same intent first: report on that claim (and the
+            # token, which ran nothing, may confirm again).
+            if spent is not None:
+                self._asks.give_back(spent, decision.check_id)
             holder = claimed.holder
             match = Match(holder, Stage.EXACT, 1.0)
             return replace(decision, kind=answer_for(holder, now), match=match, call=None)

@@ -11,7 +11,6 @@ import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +28,7 @@ from tooldedup.dedup.protocols import Embedder, LanguagePack, PairScorer, TextRe
 from tooldedup.dedup.records import DEFAULT_TENANT
 from tooldedup.dedup.semantic import SemanticStage
 from tooldedup.dedup.service import DedupService
+from tooldedup.dedup.short_cache import ShortTextCache
 from tooldedup.dedup.verifier import Verifier, Verifiers
 from tooldedup.index.coverage import TokenizerCoverage
 from tooldedup.index.embedding_cache import CachedEmbedder, SqlVectorStore
@@ -173,14 +173,7 @@ def word_cosine(
 
     # The verifier asks the same few pairs again and again ("buy" / "purchase"): each is
     # worked out once. Only words of a usual length are kept, so the cache stays small.
-    remembered = lru_cache(maxsize=65_536)(computed)
-
-    def cosine(a: str, b: str) -> float:
-        if len(a) > _CACHED_WORD_CHARS or len(b) > _CACHED_WORD_CHARS:
-            return computed(a, b)
-        return remembered(a, b)
-
-    return cosine
+    return ShortTextCache(computed, maxsize=65_536, max_chars=_CACHED_WORD_CHARS)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,8 +13,11 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from tooldedup.dedup.short_cache import ShortTextCache
+
 __all__ = [
     "ANTONYM_STEMS",
+    "CACHED_TEXT_CHARS",
     "DIRECTION",
     "FILLERS",
     "FIRST_PERSON",
@@ -282,21 +285,22 @@ def forget_words() -> None:
 
 def words(text: str) -> list[str]:
     """A text's words with contractions split and negations folded into one spelling."""
-    if len(text) > _MAX_CACHED_CHARS:
-        return list(_read_words.__wrapped__(text))
     return list(_read_words(text))
 
 
-# Every rule reads both texts' words, and a retried text comes back at every check: each
-# text is read once (a copy is handed out, so no caller changes the cached words). Only
-# texts up to _MAX_CACHED_CHARS are kept, so the cache stays small whatever is sent.
-_MAX_CACHED_CHARS = 4096
+# Texts up to this long are remembered by the caches that read text (4096 texts of 4 KiB at
+# most, whatever a caller sends).
+CACHED_TEXT_CHARS = 4096
 
 
-@lru_cache(maxsize=4096)
-def _read_words(text: str) -> tuple[str, ...]:
+def _words_of(text: str) -> tuple[str, ...]:
     lowered = _fold_bounds(_GROUPED.sub("", _country(text).lower()))
     return tuple(_WORD.findall(_rewrite(lowered, _ABSORBED, _ABSORBED_GATE)))
+
+
+# Every rule reads both texts' words, and a retried text comes back at every check: each
+# text is read once (a copy is handed out, so no caller changes the cached words).
+_read_words = ShortTextCache(_words_of, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
 
 
 # Personal pronouns by whom they name: "me" for "I" names the same person, "she" for "he" or

@@ -21,12 +21,14 @@ from tooldedup.dedup.english.fields import (
 )
 from tooldedup.dedup.english.labels import label_form
 from tooldedup.dedup.english.legacy import legacy_args_hash
+from tooldedup.dedup.english.lexicon import CACHED_TEXT_CHARS
 from tooldedup.dedup.english.lists import is_set
 from tooldedup.dedup.english.rule_verifier import RuleVerifier
 from tooldedup.dedup.english.values import value_key, value_kind
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import SpellingBudget
 from tooldedup.dedup.records import FieldReading, ValueKind
+from tooldedup.dedup.short_cache import ShortTextCache
 from tooldedup.dedup.verifier import Verifier
 
 __all__ = ["LANGUAGES", "EnglishPack"]
@@ -35,9 +37,6 @@ LANGUAGES = ("en",)
 # Field names recur in every call: each is read once per pack.
 _CACHED_FIELDS = 4096
 _CACHED_TEXTS = 4096
-# Only texts up to this long are remembered: the caches stay small (4096 texts of 4 KiB at most)
-# whatever a caller sends, and a longer text is rarely sent twice.
-_MAX_CACHED_CHARS = 4096
 
 
 class EnglishPack:
@@ -47,8 +46,12 @@ class EnglishPack:
         self._field = lru_cache(maxsize=_CACHED_FIELDS)(_read_field)
         # A retried text is canonicalized again at every check, and its facts and tokens
         # are the same each time.
-        self._facts = lru_cache(maxsize=_CACHED_TEXTS)(normalize_facts)
-        self._tokens = lru_cache(maxsize=_CACHED_TEXTS)(fact_tokens)
+        self._facts = ShortTextCache(
+            normalize_facts, maxsize=_CACHED_TEXTS, max_chars=CACHED_TEXT_CHARS
+        )
+        self._tokens = ShortTextCache(
+            fact_tokens, maxsize=_CACHED_TEXTS, max_chars=CACHED_TEXT_CHARS
+        )
 
     @property
     def languages(self) -> tuple[str, ...]:
@@ -72,15 +75,11 @@ class EnglishPack:
 
     def normalize_facts(self, text: str) -> str:
         """Free text with each date, time, amount and count written one way."""
-        if len(text) > _MAX_CACHED_CHARS:
-            return normalize_facts(text)
         return self._facts(text)
 
     def critical_tokens(self, text: str) -> tuple[str, ...]:
         """The tokens of a free text in canonical form (its facts written one way, as
         ``normalize_facts`` writes them) that no rewording may change."""
-        if len(text) > _MAX_CACHED_CHARS:
-            return fact_tokens(text)
         return self._tokens(text)
 
     def value_key(self, kind: ValueKind, text: str) -> str:

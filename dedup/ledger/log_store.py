@@ -59,13 +59,9 @@ class SqlLogStore:
         if self.db.in_write():
             # Inside the caller's own transaction: the line is part of it. Another thread
             # writing the shared batch would wait for this transaction's lock meanwhile.
-            self._append_log_now(entry)
+            self.db.execute(_INSERT_LOG, _log_row(entry))
             return
         self._log_rows.add(_log_row(entry))
-
-    def _append_log_now(self, entry: LogEntry) -> None:
-        """Append one entry within the caller's own transaction."""
-        self.db.execute(_INSERT_LOG, _log_row(entry))
 
     def _insert_log_rows(self, rows: Sequence[tuple[Any, ...]]) -> None:
         if len(rows) == 1:

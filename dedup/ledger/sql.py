@@ -65,8 +65,7 @@ class SqlLedger(SqlLogStore, SqlAskStore):
         """Append an ``ask``'s log entry and store the ask, in one write."""
         with self.db.write():
             self.open_ask(ask)
-            # Never through the shared log transaction: this thread's own is open.
-            self._append_log_now(entry)
+            self.append_log(entry)
 
     def ping(self) -> None:
         """Raise ``StoreUnavailable`` unless the database answers."""

@@ -229,7 +229,7 @@ def create_app(
         answers_header: Annotated[
             str | None, Header(alias="X-Tooldedup-Answers", max_length=256)
         ] = None,
-    ) -> CheckResponse:
+    ) -> Response:
         """Decide whether a tool call may run; ``proceed`` means a claim is already stored."""
         key = None if body.idempotency_key is None else body.idempotency_key.strip()
         if idempotency_key_header is not None:
@@ -258,7 +258,7 @@ def create_app(
                     service.check, call, dry_run=body.dry_run, key_id=principal.key_id
                 )
         metrics.observe(decision)
-        return CheckResponse(
+        answer = CheckResponse(
             decision=decision.kind.value,
             call_id=decision.call_id,
             check_id=decision.check_id,
@@ -273,6 +273,8 @@ def create_app(
             ),
             observed=_observed_out(decision),
         )
+        # Built and checked above: the route's response model would only check it again.
+        return Response(answer.model_dump_json(), media_type="application/json")
 
     @app.post("/v1/calls/{call_id}/complete", response_model=CallOut, responses=_ERRORS)
     def complete(call_id: str, body: CompleteRequest, principal: Agent) -> CallOut:

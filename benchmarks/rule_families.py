@@ -36,6 +36,7 @@ from tooldedup.calibration.compare import compare_modes
 from tooldedup.calibration.samples import VETOES, LabelledPair, Sample, load_pairs
 from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
+from tooldedup.dedup.english.acts import forget_acts
 from tooldedup.dedup.english.lexicon import forget_words
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
@@ -223,6 +224,7 @@ def run(
     samples: list[Sample] = []
     # Every run reads the texts from cold, as the first: the words of a text are cached.
     forget_words()
+    forget_acts()
     started = time.thread_time()
     with tempfile.TemporaryDirectory() as work:
         settings = ServiceSettings(db_path=Path(work) / "s.db", pair_model=pair_model)
@@ -403,6 +405,7 @@ def family_costs(
         times = []
         for _ in range(rounds):
             forget_words()
+            forget_acts()
             started = time.thread_time()
             for stored, proposed in texts:
                 verifier.compare(stored, proposed)

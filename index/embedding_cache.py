@@ -69,10 +69,11 @@ class SqlVectorStore:
 class CachedEmbedder:
     """Embeds only texts it has not seen, in one call to the wrapped embedder.
 
-    Vectors are kept in memory and in the store. A check's new vectors are written by a
-    background thread, off the request path (most checks end as duplicates, and nothing
-    stored needs their texts); ``persist`` writes a claimed call's at once, so another
-    replica loading that call never calls the model for it.
+    Vectors are kept in memory; ``persist`` writes a claimed call's to the store at once, so
+    another replica loading that call never calls the model for it. A check's other vectors
+    stay in memory only: most checks end as duplicates, whose texts no group ever loads, and
+    storing each would cost every check a write. A failed ``persist`` is retried by a
+    background thread, off the request path.
     """
 
     def __init__(
@@ -114,22 +115,15 @@ class CachedEmbedder:
         if missing and self._store is not None:
             found.update(self._store.get_many(self.model_id, missing))
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
-        fresh: dict[str, Vectors] = {}
         if todo:
             self.model_calls += 1
             computed = self._inner.embed(list(todo.values()))
-            fresh = dict(zip(todo, computed, strict=True))
-            found.update(fresh)
+            found.update(zip(todo, computed, strict=True))
         with self._lock:
             for key in missing:
                 self._memory[key] = found[key]
             while len(self._memory) > self._max_entries:
                 self._memory.popitem(last=False)
-            if fresh and self._store is not None and not self._closed:
-                if len(self._unwritten) < self._max_entries:  # else: a cache, let them go
-                    self._unwritten.update(fresh)
-                self._start_writer()
-                self._wake.notify()
         if not keys:
             return np.zeros((0, self.dims), dtype=np.float32)
         return np.stack([found[k] for k in keys])
@@ -155,7 +149,9 @@ class CachedEmbedder:
             logger.warning("could not store %d vectors now; retrying later", len(due))
             with self._lock:
                 if not self._closed:
-                    self._unwritten.update(due)
+                    if len(self._unwritten) < self._max_entries:  # else: a cache, let them go
+                        self._unwritten.update(due)
+                    self._start_writer()
                     self._wake.notify()
 
     def _start_writer(self) -> None:

@@ -29,11 +29,15 @@ def _one_omp_thread() -> None:
 
 
 class _Group:
-    __slots__ = ("index", "size")
+    __slots__ = ("index", "keys")
 
     def __init__(self, dim: int) -> None:
         self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
-        self.size = 0
+        self.keys: set[int] = set()
+
+    @property
+    def size(self) -> int:
+        return self.index.ntotal
 
 
 class FaissGroupIndex:
@@ -69,7 +73,7 @@ class FaissGroupIndex:
         entry = _Group(self._dim)
         if len(keys):
             entry.index.add_with_ids(_as_matrix(vectors, self._dim), np.asarray(keys, np.int64))
-            entry.size = len(keys)
+            entry.keys.update(keys)
         with self._lock:
             old = self._groups.pop(group, None)
             if old is not None:
@@ -86,7 +90,7 @@ class FaissGroupIndex:
             if entry is None:
                 return
             entry.index.add_with_ids(_as_matrix(vector, self._dim), np.asarray([key], np.int64))
-            entry.size += 1
+            entry.keys.add(key)
             self._total += 1
             self._groups.move_to_end(group)
             self._evict()
@@ -100,9 +104,12 @@ class FaissGroupIndex:
                 return {}
             self._groups.move_to_end(group)
             # Only the caller's candidates count: the group may still hold calls that
-            # have since left the dedup window.
-            selector = faiss.IDSelectorBatch(np.asarray(keys, np.int64))
-            params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
+            # have since left the dedup window. Usually it holds just those, and then
+            # needs no selector (building one costs more than the search).
+            params = None
+            if not entry.keys <= set(keys):
+                selector = faiss.IDSelectorBatch(np.asarray(keys, np.int64))
+                params = faiss.SearchParameters(sel=selector)  # type: ignore[call-arg]
             k = min(len(keys), entry.size)
             scores, ids = entry.index.search(_as_matrix(query, self._dim), k, params=params)
         # Float rounding can step a hair outside [-1, 1]; the one convention is cosine in [-1, 1].

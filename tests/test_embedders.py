@@ -60,11 +60,15 @@ def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None
     again = cached.embed([TEXTS[1], TEXTS[0], TEXTS[0]])
     assert cached.model_calls == 1
     assert np.array_equal(again[0], first[1])
-    cached.close()  # the background writer stores what is left
+    # A claim's texts are stored; the others (a duplicate's, say) stay in memory.
+    cached.persist(TEXTS[:1])
+    cached.close()
     ledger.close()
-    # A new process finds the vectors in SQLite and never calls the model.
+    # A new process finds the stored vectors in SQLite and never calls the model for them.
     reopened = SqliteLedger(tmp_path / "vectors.db")
     fresh = CachedEmbedder(embedder, SqlVectorStore(reopened.db))
-    assert np.array_equal(fresh.embed(TEXTS), first)
+    assert np.array_equal(fresh.embed(TEXTS[:1]), first[:1])
     assert fresh.model_calls == 0
+    assert np.allclose(fresh.embed(TEXTS[1:]), first[1:], atol=1e-6)
+    assert fresh.model_calls == 1
     reopened.close()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tooldedup.index.faiss_index import FaissGroupIndex
 
@@ -59,3 +61,24 @@ def test_least_recently_used_groups_are_evicted() -> None:
     assert index.has("c")
     assert not index.has("b")
     assert index.vector_count == 2
+
+
+@given(
+    stored=st.lists(st.integers(0, 30), min_size=1, max_size=12, unique=True),
+    asked=st.lists(st.integers(0, 30), max_size=12, unique=True),
+    seed=st.integers(0, 2**16),
+)
+def test_a_search_scores_exactly_the_asked_keys_the_group_holds(
+    stored: list[int], asked: list[int], seed: int
+) -> None:
+    # Whether the group holds only asked keys (no selector) or others too (a selector).
+    vectors = np.random.default_rng(seed).normal(size=(len(stored), 4)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = FaissGroupIndex(dim=4)
+    index.load("g", stored, vectors)
+    query = vectors[0]
+    found = index.search("g", query, asked)
+    expected = {k: float(v @ query) for k, v in zip(stored, vectors, strict=True) if k in asked}
+    assert found.keys() == expected.keys()
+    for key, cosine in expected.items():
+        assert found[key] == pytest.approx(cosine, abs=1e-5)

@@ -8,9 +8,17 @@ from __future__ import annotations
 
 import re
 
-from tooldedup.dedup.english.lexicon import NEGATIONS, QUANTIFIERS, STOP, plain_words, root
+from tooldedup.dedup.english.lexicon import (
+    CACHED_TEXT_CHARS,
+    NEGATIONS,
+    QUANTIFIERS,
+    STOP,
+    plain_words,
+    root,
+)
+from tooldedup.dedup.short_cache import ShortTextCache
 
-__all__ = ["act_changed", "text_act"]
+__all__ = ["act_changed", "forget_acts", "text_act"]
 
 _THANKS = re.compile(r"\b(?:thanks?|thank you|appreciated?|grateful|cheers)\b")
 _ASKS = (
@@ -127,6 +135,10 @@ _ACT_WORDS = frozenset(
 
 def text_act(text: str) -> str:
     """``thanks`` or ``request`` when a text is purely one of them, else ``other``."""
+    return _text_acts(text)
+
+
+def _text_act(text: str) -> str:
     lowered = text.lower().strip()
     thanks, request = bool(_THANKS.search(lowered)), bool(_REQUEST.search(lowered))
     if thanks != request:
@@ -202,10 +214,26 @@ def act_changed(stored: str, proposed: str) -> str | None:
     return found
 
 
+def _reading(sentence: str) -> tuple[str, frozenset[str]]:
+    return _sentence_act(sentence), frozenset(_content(sentence))
+
+
+# A stored text's sentences come back at every check that meets it, and a reworded repeat
+# keeps most of its sentences: each sentence is read once.
+_sentence_readings = ShortTextCache(_reading, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
+_text_acts = ShortTextCache(_text_act, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
+
+
+def forget_acts() -> None:
+    """Empty the caches of sentences read (a benchmark measures the rules from cold)."""
+    _sentence_readings.cache_clear()
+    _text_acts.cache_clear()
+
+
 def _changed(stored: list[str], proposed: list[str]) -> str | None:
-    theirs = [(_sentence_act(s), _content(s)) for s in proposed]
+    theirs = [_sentence_readings(s) for s in proposed]
     for sentence in stored:
-        act, mine = _sentence_act(sentence), _content(sentence)
+        act, mine = _sentence_readings(sentence)
         if not mine:
             continue
         alike = [

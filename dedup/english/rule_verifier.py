@@ -334,14 +334,27 @@ class RuleVerifier:
         return self._word_cosine(first, second) >= self._min_synonym_cosine
 
 
+# Each stem's opposites, with the place of the pair in the list: where several pairs
+# reversed, the first listed is named, as a walk down the list would name it.
+_OPPOSITE_OF: dict[str, list[tuple[int, str]]] = {}
+for _at, (_x, _y) in enumerate(ANTONYM_STEMS):
+    _OPPOSITE_OF.setdefault(_x, []).append((2 * _at, _y))
+    _OPPOSITE_OF.setdefault(_y, []).append((2 * _at + 1, _x))
+
+
 def _antonym(old: list[str], new: list[str]) -> str | None:
     # By stem, named as written: "more → less", not "more → les".
     a, b = {stem(w): w for w in reversed(old)}, {stem(w): w for w in reversed(new)}
-    for x, y in ANTONYM_STEMS:
-        for left, right in ((x, y), (y, x)):
-            if left in a and right in b and left not in b and right not in a:
-                return f"reversed: {a[left]} → {b[right]}"
-    return None
+    found = [
+        (at, left, right)
+        for left in a.keys() - b.keys()
+        for at, right in _OPPOSITE_OF.get(left, ())
+        if right in b and right not in a
+    ]
+    if not found:
+        return None
+    _, left, right = min(found)
+    return f"reversed: {a[left]} → {b[right]}"
 
 
 def _swaps(old: list[str], new: list[str]) -> list[tuple[str, str]] | None:

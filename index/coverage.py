@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
+from collections.abc import Callable
 from functools import lru_cache
 
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from tooldedup.dedup.english.lexicon import STOP
 from tooldedup.index.packaged_model import PackagedModel
@@ -91,7 +92,12 @@ class TokenizerCoverage:
     """
 
     def __init__(
-        self, tokenizer: Tokenizer, *, max_tokens: int = 256, max_unknown_share: float = 0.0
+        self,
+        tokenizer: Tokenizer,
+        *,
+        max_tokens: int = 256,
+        max_unknown_share: float = 0.0,
+        tokens: Callable[[str], Encoding] | None = None,
     ) -> None:
         if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 3:
             raise ValueError("max_tokens must be an integer of at least 3")
@@ -104,6 +110,9 @@ class TokenizerCoverage:
         unknown = getattr(tokenizer.model, "unk_token", None)
         unknown_id = None if unknown is None else tokenizer.token_to_id(str(unknown))
         self._tokenizer = tokenizer
+        # ``tokens``: the embedder's own encoding of a text (without special tokens), which
+        # the model then reads without encoding the text again.
+        self._encode = tokens if tokens is not None else self._encode_here
         # A tokenizer without a normaliser drops no character; one without an unknown
         # token (byte-level BPE) has none to give.
         self._normalizer = tokenizer.normalizer
@@ -175,7 +184,7 @@ class TokenizerCoverage:
         )
         # One encoding, without special tokens; past the embedder's truncation the rest of
         # the text is in ``overflowing``, so every token is counted.
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
+        encoding = self._encode(text)
         tokens = unknown = 0
         for part in (encoding, *encoding.overflowing):
             tokens += sum(part.attention_mask)
@@ -191,6 +200,9 @@ class TokenizerCoverage:
         if tokens > self._max_tokens:
             return f"longer than the model reads: {tokens} tokens, it reads {self._max_tokens}"
         return None
+
+    def _encode_here(self, text: str) -> Encoding:
+        return self._tokenizer.encode(text, add_special_tokens=False)
 
     def _language(self, text: str) -> str | None:
         """Not English: more function words of other languages than of English, or, with

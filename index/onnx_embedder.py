@@ -14,12 +14,16 @@ import numpy as np
 os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
 
 import onnxruntime as ort
-from tokenizers import Tokenizer
+from tokenizers import Encoding, Tokenizer
 
 from tooldedup.dedup.protocols import Vectors
+from tooldedup.dedup.short_cache import ShortTextCache
 from tooldedup.index.packaged_model import PackagedModel
 
 __all__ = ["OnnxEmbedder", "cpu_session"]
+
+# Texts of a usual length are remembered between the coverage test and the model call.
+_CACHED_TEXT_CHARS = 4096
 
 
 def cpu_session(onnx_path: Path, threads: int, *, spinning: bool = True) -> ort.InferenceSession:
@@ -54,6 +58,8 @@ class OnnxEmbedder:
         self._max_seq_length = max_seq_length
         self._model_id = model_id
         self._dims = int(self._session.get_outputs()[0].shape[-1])
+        # The coverage test reads a text's tokens just before the model does: once for both.
+        self._tokens = ShortTextCache(self._encode, maxsize=256, max_chars=_CACHED_TEXT_CHARS)
 
     @classmethod
     def packaged(cls, model: PackagedModel | None = None, *, threads: int = 2) -> OnnxEmbedder:
@@ -104,6 +110,14 @@ class OnnxEmbedder:
         """How many tokens of a text the model reads, special tokens included."""
         return self._max_seq_length
 
+    def tokens(self, text: str) -> Encoding:
+        """The text's tokens without special tokens; past the model's input length, the
+        rest are in the encoding's ``overflowing`` parts."""
+        return self._tokens(text)
+
+    def _encode(self, text: str) -> Encoding:
+        return self._tokenizer.encode(text, add_special_tokens=False)
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         """Embed each text on its own: int8 activations are quantised per batch, so batching
         would make a text's vector depend on its neighbours."""
@@ -113,7 +127,8 @@ class OnnxEmbedder:
         return np.stack(rows)
 
     def _embed_one(self, text: str) -> Vectors:
-        encoding = self._tokenizer.encode(text)
+        # Truncated and framed by the special tokens, as ``encode`` would have made it.
+        encoding = self._tokenizer.post_process(self._tokens(text))
         ids = np.asarray([encoding.ids], dtype=np.int64)
         mask = np.asarray([encoding.attention_mask], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}

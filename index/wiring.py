@@ -106,7 +106,9 @@ def build_reader(embedder: Embedder) -> TextReader:
     shipped model's tokenizer, the same vocabulary as the default source model's.
     """
     if isinstance(embedder, OnnxEmbedder):
-        return TokenizerCoverage(embedder.tokenizer, max_tokens=embedder.max_seq_length)
+        return TokenizerCoverage(
+            embedder.tokenizer, max_tokens=embedder.max_seq_length, tokens=embedder.tokens
+        )
     return TokenizerCoverage.packaged()
 
 

@@ -10,7 +10,9 @@ import pytest
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.index import CachedEmbedder, SentenceTransformerEmbedder, SqlVectorStore
+from tooldedup.index.onnx_embedder import OnnxEmbedder
 from tooldedup.index.source_model import source_model_dir
+from tooldedup.index.wiring import build_reader
 
 TEXTS = [
     "Hi Bob, the Q3 report is attached.",
@@ -72,3 +74,34 @@ def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None
     assert np.allclose(fresh.embed(TEXTS[1:]), first[1:], atol=1e-6)
     assert fresh.model_calls == 1
     reopened.close()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "Hi Bob, the Q3 report is attached.",
+        "déjà vu at the café, 3 PM",
+        "🙂 thanks!",
+        "word " * 600,  # past the model's input: truncated as a plain encode truncates
+        "ยกเลิกคำสั่งซื้อของฉัน",
+    ],
+)
+def test_the_model_reads_the_tokens_the_coverage_test_read(embedder: Embedder, text: str) -> None:
+    assert isinstance(embedder, OnnxEmbedder)
+    tokenizer = embedder.tokenizer
+    shared = tokenizer.post_process(embedder.tokens(text))
+    plain = tokenizer.encode(text)
+    assert (shared.ids, shared.attention_mask) == (plain.ids, plain.attention_mask)
+
+
+def test_a_text_is_tokenized_once_for_the_coverage_test_and_the_model(
+    embedder: Embedder,
+) -> None:
+    assert isinstance(embedder, OnnxEmbedder)
+    text = "Please move the standup to Thursday at 10, the room is booked."
+    before = embedder._tokens.cache_info()
+    assert build_reader(embedder).unread(text) is None
+    embedder.embed([text])
+    after = embedder._tokens.cache_info()
+    assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)

@@ -276,24 +276,19 @@ class DedupService:
         share its exact fields. The canonical args first; then the args exactly as sent (a
         replay whose attempt stamp has aged past the tolerance since); then, among calls
         release 0.1 stored, the canonical form 0.1 made."""
-        call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
-        found = self._ledger.exact_match(
-            scope, call.tool, proposal.canonical.args_hash, since, step
-        )
-        if found is None:
-            # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
-            # or after a policy change: a byte-for-byte replay is still that call.
-            replay = sent_hash(call.args)
-            found = self._ledger.exact_match(scope, call.tool, replay, since, step, Lookup.SENT)
-        if found is None and self._ledger.has_legacy_calls():
+        call = proposal.call
+        # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
+        # or after a policy change: a byte-for-byte replay is still that call.
+        lookups = [(Lookup.ARGS, proposal.canonical.args_hash), (Lookup.SENT, sent_hash(call.args))]
+        if self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args
             )
             if legacy is not None:
-                found = self._ledger.exact_match(
-                    scope, call.tool, legacy, since, step, Lookup.LEGACY
-                )
-        return found
+                lookups.append((Lookup.LEGACY, legacy))
+        return self._ledger.exact_match(
+            proposal.scope, call.tool, lookups, since, call.workflow_step
+        )
 
     def _bind_key(
         self, proposal: Proposal, key: str, intent: str, now: float, kind: KeyKind

@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import canonicalize
+from tooldedup.dedup.canonical import sent_hash
 from tooldedup.dedup.errors import Conflict, NotFound
 from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger
+from tooldedup.dedup.ledger.base import Lookup
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.policy import ToolPolicy
@@ -206,12 +208,39 @@ def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
     ledger.complete(T, "old", Outcome(CallStatus.SUCCEEDED), 11.0)
     ledger.claim(_record("new", created_at=20.0, intent="ik_b"))
-    found = ledger.exact_match(S, "send", _record("x").args_hash, 0.0)
+    by_args = [(Lookup.ARGS, _record("x").args_hash)]
+    found = ledger.exact_match(S, "send", by_args, 0.0)
     assert found is not None
     assert found.call_id == "new"
-    assert ledger.exact_match(S, "send", _record("x").args_hash, 30.0) is None
-    assert ledger.exact_match(Scope(T, "other"), "send", _record("x").args_hash, 0.0) is None
+    assert ledger.exact_match(S, "send", by_args, 30.0) is None
+    assert ledger.exact_match(Scope(T, "other"), "send", by_args, 0.0) is None
     ledger.checkpoint()  # housekeeping never fails on a live database
+
+
+@pytest.mark.parametrize(
+    ("lookups", "expected"),
+    [
+        ([("args", "H"), ("sent", "R")], "by-args"),  # the first lookup that finds one wins
+        ([("sent", "R"), ("args", "H")], "replayed"),
+        ([("args", "nothing"), ("sent", "R")], "replayed"),
+        ([("args", "nothing"), ("sent", "nothing")], None),
+        ([], None),
+    ],
+)
+def test_exact_match_takes_the_first_lookup_that_finds_a_call(
+    ledger: SqlLedger, lookups: list[tuple[str, str]], expected: str | None
+) -> None:
+    raw = {"to": "A@B.CO", "body": "hello there my friend "}
+    ledger.claim(_record("by-args", created_at=10.0, intent="ik_a"))
+    # Newer, with other canonical args, sent as ``raw``: found by the hash of what was sent.
+    replayed = replace(
+        _record("replayed", created_at=20.0, intent="ik_b"), args_hash="other", sent_args=raw
+    )
+    ledger.claim(replayed)
+    digests = {"H": _record("x").args_hash, "R": sent_hash(raw), "nothing": "0" * 64}
+    asked = [(Lookup(kind), digests[name]) for kind, name in lookups]
+    found = ledger.exact_match(S, "send", asked, 0.0)
+    assert (None if found is None else found.call_id) == expected
 
 
 def test_a_failed_commit_leaves_no_transaction_open(tmp_path: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -153,12 +153,12 @@ class Ledger(Protocol):
         self,
         scope: Scope,
         tool: str,
-        digest: str,
+        lookups: Sequence[tuple[Lookup, str]],
         since: float,
         step: tuple[str, str] | None = None,
-        lookup: Lookup = Lookup.ARGS,
     ) -> CallRecord | None:
-        """The newest live call whose ``lookup`` hash is ``digest`` (and of this step)."""
+        """The newest live call (of this step) of the first of ``lookups`` that finds one:
+        which hash to compare, and the digest."""
         ...
 
     def has_legacy_calls(self) -> bool:

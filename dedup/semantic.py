@@ -54,7 +54,8 @@ class SemanticStage:
             )
         groups = [group_key(proposal, leaf.path) for leaf in leaves]
         texts = [leaf.text for leaf in leaves]
-        stored = [self._candidate_texts(leaf.path, candidates) for leaf in leaves]
+        keys = [vector_key(record) for record in candidates]
+        stored = [_candidate_texts(leaf.path, candidates, keys) for leaf in leaves]
         # One embed call covers the proposal and every group that must be (re)loaded: a
         # group another process added calls to, or one evicted or purged since, is rebuilt
         # from the candidates, whose vectors come from the embedding cache.
@@ -65,7 +66,6 @@ class SemanticStage:
         ]
         vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
         self._load(loads, vectors[len(leaves) :])
-        keys = [vector_key(record) for record in candidates]
         weakest = dict.fromkeys(keys, 1.0)
         for group, pairs, vector in zip(groups, stored, vectors, strict=False):
             cosines = self._index.search(group, vector, keys)
@@ -74,7 +74,7 @@ class SemanticStage:
                 cosines = self._index.search(group, vector, keys)
             for key in keys:
                 weakest[key] = min(weakest[key], cosines.get(key, -1.0))
-        scores = [(record, weakest[vector_key(record)]) for record in candidates]
+        scores = [(record, weakest[key]) for record, key in zip(candidates, keys, strict=True)]
         return self._decide(proposal, scores)
 
     def _decide(self, proposal: Proposal, scores: list[tuple[CallRecord, float]]) -> StageResult:
@@ -138,11 +138,6 @@ class SemanticStage:
             self._index.load(group, [k for k, _ in pairs], vectors[offset : offset + len(pairs)])
             offset += len(pairs)
 
-    @staticmethod
-    def _candidate_texts(path: str, candidates: Sequence[CallRecord]) -> list[tuple[int, str]]:
-        pairs = [(vector_key(r), leaf_texts(r).get(path)) for r in candidates]
-        return [(key, text) for key, text in pairs if text is not None]
-
     def prepare(self, proposal: Proposal) -> None:
         """Embed the proposal's leaves in one batch, outside any lock others wait on."""
         leaves = proposal.canonical.semantic_leaves
@@ -167,6 +162,13 @@ class SemanticStage:
         self._embedder.persist(texts)
         for leaf, vector in zip(leaves, vectors, strict=True):
             self._index.add(group_key(proposal, leaf.path), vector_key(record), vector)
+
+
+def _candidate_texts(
+    path: str, candidates: Sequence[CallRecord], keys: Sequence[int]
+) -> list[tuple[int, str]]:
+    pairs = [(key, leaf_texts(r).get(path)) for r, key in zip(candidates, keys, strict=True)]
+    return [(key, text) for key, text in pairs if text is not None]
 
 
 def _detail(min_cosine_borderline: float, band: CosineBand, verdict: Verdict) -> str | None:

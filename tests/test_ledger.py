@@ -18,6 +18,7 @@ from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLed
 from tooldedup.dedup.ledger.base import Lookup
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
+from tooldedup.dedup.ledger.rows import ParsedRecords
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, Scope
@@ -323,3 +324,21 @@ def test_many_threads_log_every_line_once(ledger: SqlLedger) -> None:
     for thread in threads:
         thread.join(30)
     assert sorted(e.check_id for e in ledger.iter_log()) == sorted(ids)
+
+
+def test_a_candidate_row_is_parsed_again_only_once_it_changed(ledger: SqlLedger) -> None:
+    stored = _record("c1")
+    ledger.claim(stored)
+    first = ledger.candidates(S, "send", stored.exact_signature, 0.0, 10)
+    again = ledger.candidates(S, "send", stored.exact_signature, 0.0, 10)
+    assert again[0] is first[0]
+    ledger.complete(T, "c1", Outcome(CallStatus.SUCCEEDED, result={"id": 7}), 101.0)
+    (done,) = ledger.candidates(S, "send", stored.exact_signature, 0.0, 10)
+    assert (done.status, done.result) == (CallStatus.SUCCEEDED, {"id": 7})
+    assert first[0].status is CallStatus.PENDING
+
+
+@pytest.mark.parametrize("maxsize", [0, -1])
+def test_parsed_records_need_room_for_one(maxsize: int) -> None:
+    with pytest.raises(ValueError, match="maxsize"):
+        ParsedRecords(maxsize)

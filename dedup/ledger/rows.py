@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 from typing import Any
 
@@ -14,6 +15,7 @@ from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcom
 __all__ = [
     "COLUMNS",
     "LIVE",
+    "ParsedRecords",
     "describe",
     "describe_outcome",
     "dumps",
@@ -74,6 +76,41 @@ def record_from_row(row: Row) -> CallRecord:
         attempt_token=row["attempt_token"],
         tenant=row["tenant"],
     )
+
+
+_COLUMN_NAMES = tuple(name.strip() for name in COLUMNS.split(","))
+
+
+class ParsedRecords:
+    """``calls`` rows as records, each row parsed once while it stays the same.
+
+    A session's candidates come back at every check of that session; parsing their JSON
+    columns again each time cost more than reading them. A row that changed (completed,
+    superseded, its lease extended) differs in some column and is parsed again.
+    """
+
+    def __init__(self, maxsize: int = 4096) -> None:
+        if maxsize < 1:
+            raise ValueError("maxsize must be at least 1")
+        self._maxsize = maxsize
+        self._parsed: dict[str, tuple[tuple[Any, ...], CallRecord]] = {}
+        self._lock = threading.Lock()
+
+    def record(self, row: Row) -> CallRecord:
+        """The record of ``row``: the one parsed before if the row is unchanged."""
+        values = tuple(row[name] for name in _COLUMN_NAMES)
+        call_id = row["call_id"]
+        with self._lock:
+            known = self._parsed.get(call_id)
+        if known is not None and known[0] == values:
+            return known[1]
+        record = record_from_row(row)
+        with self._lock:
+            if len(self._parsed) >= self._maxsize:
+                # Dropped whole, not one by one: rows are parsed again at a few µs each.
+                self._parsed.clear()
+            self._parsed[call_id] = (values, record)
+        return record
 
 
 # Which completions may follow which state: pending may end any way; an unknown or

@@ -25,6 +25,7 @@ from tooldedup.dedup.ledger.migrations import migrate
 from tooldedup.dedup.ledger.rows import (
     COLUMNS,
     LIVE,
+    ParsedRecords,
     describe,
     describe_outcome,
     dumps,
@@ -54,6 +55,7 @@ class SqlLedger(SqlLogStore, SqlAskStore):
     def __init__(self, db: Database) -> None:
         super().__init__(db)
         self.migrations = migrate(db)
+        self._records = ParsedRecords()
 
     @contextmanager
     def serialized(self, scope: Scope, tool: str) -> Iterator[None]:
@@ -87,7 +89,7 @@ class SqlLedger(SqlLogStore, SqlAskStore):
             f" AND tenant = ? AND {LIVE}{where} ORDER BY created_at DESC, row_id DESC LIMIT ?",
             (scope.name, tool, exact_signature, scope.tenant, since, *params, limit),
         ).rows
-        return [record_from_row(r) for r in rows]
+        return [self._records.record(r) for r in rows]
 
     def exact_match(
         self,

@@ -46,10 +46,15 @@ class Embedder(Protocol):
 
 
 class CachingEmbedder(Embedder, Protocol):
-    """An embedder that keeps vectors; new ones reach its shared store in the background."""
+    """An embedder that keeps vectors in memory, and those of stored calls in a shared store."""
 
     def persist(self, texts: Sequence[str]) -> None:
         """Store these texts' vectors now (a claimed call's: other replicas will need them)."""
+        ...
+
+    def keep(self, texts: Sequence[str]) -> None:
+        """Store in the background those of these texts' vectors this process computed and
+        the store lacks (a stored call's, embedded again to load its group)."""
         ...
 
 

@@ -188,7 +188,9 @@ class CallRecord:
     """One call stored in the ledger.
 
     ``args`` is the canonical form that matching uses; ``sent_args`` are the arguments as the
-    agent sent them (volatile fields included), which is what callers read back.
+    agent sent them (volatile fields included), which is what callers read back. A record
+    read from the ledger may be shared by concurrent checks (and a judge): its JSON values
+    are read, never changed.
     """
 
     call_id: str

@@ -64,13 +64,19 @@ class SemanticStage:
             for group, pairs in zip(groups, stored, strict=True)
             if not self._index.has(group)
         ]
-        vectors = self._embedder.embed(texts + [t for _, pairs in loads for _, t in pairs])
+        loaded = [t for _, pairs in loads for _, t in pairs]
+        vectors = self._embedder.embed(texts + loaded)
         self._load(loads, vectors[len(leaves) :])
+        if loaded:
+            # Stored calls' texts: any the model had to embed again go back to the store.
+            self._embedder.keep(loaded)
         weakest = dict.fromkeys(keys, 1.0)
         for group, pairs, vector in zip(groups, stored, vectors, strict=False):
             cosines = self._index.search(group, vector, keys)
             if any(key not in cosines for key, _ in pairs):
-                self._load([(group, pairs)], self._embedder.embed([t for _, t in pairs]))
+                again = [t for _, t in pairs]
+                self._load([(group, pairs)], self._embedder.embed(again))
+                self._embedder.keep(again)
                 cosines = self._index.search(group, vector, keys)
             for key in keys:
                 weakest[key] = min(weakest[key], cosines.get(key, -1.0))

@@ -276,19 +276,20 @@ class DedupService:
         share its exact fields. The canonical args first; then the args exactly as sent (a
         replay whose attempt stamp has aged past the tolerance since); then, among calls
         release 0.1 stored, the canonical form 0.1 made."""
-        call = proposal.call
+        call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
         # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
         # or after a policy change: a byte-for-byte replay is still that call.
-        lookups = [(Lookup.ARGS, proposal.canonical.args_hash), (Lookup.SENT, sent_hash(call.args))]
-        if self._ledger.has_legacy_calls():
+        replay = sent_hash(call.args)
+        lookups = [(Lookup.ARGS, proposal.canonical.args_hash), (Lookup.SENT, replay)]
+        found = self._ledger.exact_match(scope, call.tool, lookups, since, step)
+        if found is None and self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args
             )
             if legacy is not None:
-                lookups.append((Lookup.LEGACY, legacy))
-        return self._ledger.exact_match(
-            proposal.scope, call.tool, lookups, since, call.workflow_step
-        )
+                legacy_lookup = [(Lookup.LEGACY, legacy)]
+                found = self._ledger.exact_match(scope, call.tool, legacy_lookup, since, step)
+        return found
 
     def _bind_key(
         self, proposal: Proposal, key: str, intent: str, now: float, kind: KeyKind

@@ -72,8 +72,9 @@ class CachedEmbedder:
     Vectors are kept in memory; ``persist`` writes a claimed call's to the store at once, so
     another replica loading that call never calls the model for it. A check's other vectors
     stay in memory only: most checks end as duplicates, whose texts no group ever loads, and
-    storing each would cost every check a write. A failed ``persist`` is retried by a
-    background thread, off the request path.
+    storing each would cost every check a write. A background thread writes what ``keep``
+    hands it (a stored call's vector computed again) and retries a failed ``persist``, off
+    the request path.
     """
 
     def __init__(
@@ -86,6 +87,8 @@ class CachedEmbedder:
         self._lock = threading.Lock()
         self.model_calls = 0
         self._unwritten: dict[str, Vectors] = {}
+        # Computed here and not yet stored: what ``persist`` and ``keep`` may write.
+        self._unstored: dict[str, None] = {}
         self._wake = threading.Condition(self._lock)
         self._closed = False
         self._closing = threading.Event()
@@ -124,6 +127,9 @@ class CachedEmbedder:
                 self._memory[key] = found[key]
             while len(self._memory) > self._max_entries:
                 self._memory.popitem(last=False)
+            if len(self._unstored) + len(todo) > self._max_entries:
+                self._unstored.clear()  # a cache: the oldest are computed again if needed
+            self._unstored.update(dict.fromkeys(todo))
         if not keys:
             return np.zeros((0, self.dims), dtype=np.float32)
         return np.stack([found[k] for k in keys])
@@ -141,6 +147,7 @@ class CachedEmbedder:
             due = {k: self._memory[k] for k in keys if k in self._memory}
             for key in due:
                 self._unwritten.pop(key, None)
+                self._unstored.pop(key, None)
         if not due:
             return
         try:
@@ -153,6 +160,24 @@ class CachedEmbedder:
                         self._unwritten.update(due)
                     self._start_writer()
                     self._wake.notify()
+
+    def keep(self, texts: Sequence[str]) -> None:
+        """Write behind the vectors of ``texts`` that were computed here and never stored
+        (a stored call's text embedded again: its stored vector was purged, or never
+        written); the others are in the store already."""
+        if self._store is None:
+            return
+        with self._lock:
+            if self._closed:
+                return
+            for key in dict.fromkeys(stable_hash(t) for t in texts):
+                if key in self._unstored and key in self._memory:
+                    del self._unstored[key]
+                    if len(self._unwritten) < self._max_entries:  # else: a cache, let go
+                        self._unwritten[key] = self._memory[key]
+            if self._unwritten:
+                self._start_writer()
+                self._wake.notify()
 
     def _start_writer(self) -> None:
         if self._writer is None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tooldedup.dedup.canonical import stable_hash
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.index import CachedEmbedder, SentenceTransformerEmbedder, SqlVectorStore
@@ -105,3 +106,18 @@ def test_a_text_is_tokenized_once_for_the_coverage_test_and_the_model(
     embedder.embed([text])
     after = embedder._tokens.cache_info()
     assert (after.misses - before.misses, after.hits - before.hits) == (1, 1)
+
+
+def test_a_stored_calls_vector_computed_again_goes_back_to_the_store(
+    embedder: Embedder, tmp_path: Path
+) -> None:
+    ledger = SqliteLedger(tmp_path / "vectors.db")
+    cached = CachedEmbedder(embedder, SqlVectorStore(ledger.db))
+    # Embedded to load a group (its stored vector purged): handed back by ``keep``.
+    cached.embed(TEXTS)
+    cached.keep(TEXTS[:1])
+    cached.keep(["never embedded here"])
+    cached.close()  # the background writer stores what it was handed
+    rows = ledger.db.execute("SELECT text_hash FROM embeddings").rows
+    assert [row["text_hash"] for row in rows] == [stable_hash(TEXTS[0])]
+    ledger.close()

@@ -18,7 +18,7 @@ from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLed
 from tooldedup.dedup.ledger.base import Lookup
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
-from tooldedup.dedup.ledger.rows import ParsedRecords
+from tooldedup.dedup.ledger.rows import COLUMNS, ParsedRecords
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, Scope
@@ -338,7 +338,26 @@ def test_a_candidate_row_is_parsed_again_only_once_it_changed(ledger: SqlLedger)
     assert first[0].status is CallStatus.PENDING
 
 
-@pytest.mark.parametrize("maxsize", [0, -1])
-def test_parsed_records_need_room_for_one(maxsize: int) -> None:
-    with pytest.raises(ValueError, match="maxsize"):
-        ParsedRecords(maxsize)
+@pytest.mark.parametrize(("max_row_chars", "max_chars"), [(-1, 10), (100, 99)])
+def test_parsed_records_bounds_are_checked(max_row_chars: int, max_chars: int) -> None:
+    with pytest.raises(ValueError, match="max_row_chars"):
+        ParsedRecords(max_row_chars=max_row_chars, max_chars=max_chars)
+
+
+def test_parsed_records_stay_within_their_bound(ledger: SqlLedger) -> None:
+    big = replace(_record("big"), sent_args={"body": "x" * 20_000})
+    ledger.claim(big)
+    records = ParsedRecords(max_row_chars=16_384, max_chars=32_768)
+    row = ledger.db.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id = 'big'").one()
+    assert row is not None
+    # A row over the bound is parsed each time, never kept.
+    assert records.record(row) is not records.record(row)
+    small = [
+        replace(_record(f"s{i}", intent=f"ik_{i}"), sent_args={"n": "y" * 5000}) for i in range(8)
+    ]
+    for record in small:
+        ledger.claim(record)
+    rows = ledger.db.execute(f"SELECT {COLUMNS} FROM calls WHERE call_id LIKE 's%'").rows
+    for row in rows:
+        records.record(row)
+    assert records._chars <= 32_768

@@ -214,13 +214,17 @@ def act_changed(stored: str, proposed: str) -> str | None:
     return found
 
 
+_CACHED_SENTENCE_CHARS = 400
+
+
 def _reading(sentence: str) -> tuple[str, frozenset[str]]:
     return _sentence_act(sentence), frozenset(_content(sentence))
 
 
 # A stored text's sentences come back at every check that meets it, and a reworded repeat
-# keeps most of its sentences: each sentence is read once.
-_sentence_readings = ShortTextCache(_reading, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
+# keeps most of its sentences: each sentence is read once. Sentences of a usual length only,
+# so that the memo (words and all) stays a few megabytes whatever callers send.
+_sentence_readings = ShortTextCache(_reading, maxsize=4096, max_chars=_CACHED_SENTENCE_CHARS)
 _text_acts = ShortTextCache(_text_act, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
 
 

@@ -86,13 +86,18 @@ class ParsedRecords:
 
     A session's candidates come back at every check of that session; parsing their JSON
     columns again each time cost more than reading them. A row that changed (completed,
-    superseded, its lease extended) differs in some column and is parsed again.
+    superseded, its lease extended) differs in some column and is parsed again. Records are
+    shared between checks: their JSON values are read, never changed. Rows whose JSON
+    columns hold more than ``max_row_chars`` are parsed each time, and the memo is emptied
+    once it holds ``max_chars`` in all, so it stays small whatever calls are stored.
     """
 
-    def __init__(self, maxsize: int = 4096) -> None:
-        if maxsize < 1:
-            raise ValueError("maxsize must be at least 1")
-        self._maxsize = maxsize
+    def __init__(self, *, max_row_chars: int = 16_384, max_chars: int = 16 << 20) -> None:
+        if max_row_chars < 0 or max_chars < max_row_chars:
+            raise ValueError("max_row_chars must be at least 0 and at most max_chars")
+        self._max_row_chars = max_row_chars
+        self._max_chars = max_chars
+        self._chars = 0
         self._parsed: dict[str, tuple[tuple[Any, ...], CallRecord]] = {}
         self._lock = threading.Lock()
 
@@ -105,11 +110,19 @@ class ParsedRecords:
         if known is not None and known[0] == values:
             return known[1]
         record = record_from_row(row)
+        size = sum(len(v) for v in values if isinstance(v, str))
+        if size > self._max_row_chars:
+            return record
         with self._lock:
-            if len(self._parsed) >= self._maxsize:
+            if self._chars + size > self._max_chars:
                 # Dropped whole, not one by one: rows are parsed again at a few µs each.
                 self._parsed.clear()
+                self._chars = 0
+            old = self._parsed.get(call_id)
+            if old is not None:
+                self._chars -= sum(len(v) for v in old[0] if isinstance(v, str))
             self._parsed[call_id] = (values, record)
+            self._chars += size
         return record
 
 

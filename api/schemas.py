@@ -78,7 +78,7 @@ class CheckRequest(BaseModel):
     # Names this release does not know are ignored, so a newer client still works here.
     answers: Annotated[list[Annotated[str, Field(max_length=32)]], Field(max_length=16)] = []
     # The token of an earlier ``ask`` about this very call: the caller means it.
-    confirm_token: Annotated[str, Field(max_length=64)] | None = None
+    confirm_token: Annotated[str, Field(max_length=128)] | None = None
 
     _check_text = field_validator(
         "session_id", "tool", "scope", "run_id", "idempotency_key", "attempt_token"

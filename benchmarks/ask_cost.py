@@ -6,8 +6,9 @@ Each session holds one sent email. Three kinds of repeat are then driven in turn
 connection each: the same email again (a duplicate from the exact stage), the email
 reworded (a duplicate the semantic stage and its verifier settle), and the email with a
 change the verifier cannot account for, from a caller that handles ``ask`` (an ask, which
-also stores its confirm token). Each kind runs ``--rounds`` times, interleaved, so that
-other load on the machine falls on all three; the table gives each kind's median p50 and p99.
+also signs a confirm token; like a duplicate, it writes only its log line). Each kind runs
+``--rounds`` times, interleaved, so that other load on the machine falls on all three; the
+table gives each kind's median p50 and p99.
 """
 
 from __future__ import annotations

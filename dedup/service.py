@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
-from tooldedup.dedup.asks import AskBook, ask_notes, bound_hashes, model_note, token_hash
+from tooldedup.dedup.asks import AskBook, ask_notes, bound_hashes, model_note
 from tooldedup.dedup.borderline import BorderlineResolver
 from tooldedup.dedup.canonical import (
     Canonicalizer,
@@ -48,7 +48,6 @@ from tooldedup.dedup.policy import BorderlineAction, Enforcement, PolicySet, Too
 from tooldedup.dedup.protocols import LanguagePack, SpellingBudget, TextReader
 from tooldedup.dedup.records import (
     DEFAULT_TENANT,
-    AskTicket,
     CallRecord,
     CallStatus,
     CanonicalCall,
@@ -100,6 +99,7 @@ class DedupService:
         stages: Sequence[FunnelStage],
         *,
         canonicalizer: Canonicalizer,
+        confirm_key: bytes,
         hooks: Sequence[FunnelHooks] = (),
         clock: Callable[[], float] = time.time,
         judge: GuardedJudge | None = None,
@@ -111,7 +111,8 @@ class DedupService:
         self._canonicalizer = canonicalizer
         self._pack: LanguagePack = canonicalizer.pack
         self._borderline = BorderlineResolver(judge, ledger, clock)
-        self._asks = AskBook(ledger)
+        # Signs confirm tokens: the store's secret, the same in every process sharing it.
+        self._asks = AskBook(ledger, confirm_key)
         self._policies = TenantPolicies(ledger, policies)
         self._stages = tuple(stages)
         self._hooks = tuple(hooks)
@@ -188,7 +189,7 @@ class DedupService:
             )
             if not retried:
                 hashes = bound_hashes(proposal)
-                confirmed_ask = self._asks.accept(call, proposal.scope, hashes, now).check_id
+                confirmed_ask = self._asks.accept(call, proposal.scope, hashes, now)
         base = Decision(
             DecisionKind.PROCEED,
             check_id,
@@ -222,24 +223,12 @@ class DedupService:
                     # The clock is read again once the lock is held: waiting must not age it.
                     decision = self._decide(proposal, base, self._clock(), claim=True)
         if decision.kind is DecisionKind.ASK and not dry_run:
-            assert decision.match is not None
-            token, ask = self._asks.make(
-                call,
-                proposal.scope,
-                bound_hashes(proposal),
-                check_id,
-                decision.match,
-                now,
-                policy.ask_ttl_seconds,
+            # The token is signed, not stored: the ask writes only its log line, as a
+            # duplicate does.
+            ticket = self._asks.make(
+                call, proposal.scope, bound_hashes(proposal), check_id, now, policy.ask_ttl_seconds
             )
-            decision = replace(decision, ask=AskTicket(token, ask.expires_at))
-            decision = replace(decision, note=model_note(proposal, decision, now, self._secret))
-            decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
-            # The token and the log line in one write; unlike a claim's log line, this one
-            # may not be lost: a token the store does not hold could never confirm (a 503
-            # here stored nothing, and the check may simply be sent again).
-            self._ledger.append_log_and_ask(self._entry(proposal, decision, now, key_id), ask)
-            return decision
+            decision = replace(decision, ask=ticket)
         decision = replace(decision, note=model_note(proposal, decision, now, self._secret))
         decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
@@ -260,6 +249,10 @@ class DedupService:
             # The claim is stored; losing its answer to a log line would make the caller
             # retry into its own claim. The log misses this line, and says so.
             logger.warning("decision %s not logged: the store is unavailable", check_id)
+        except NotFound:
+            # The ask's own log line is gone (purged by a short log retention, or lost): its
+            # label with it. The confirmed call is claimed all the same.
+            logger.warning("ask %s not in the log: not labelled", decision.confirmed_ask)
         if decision.judge is not None and decision.judge.outcome == "shadow":
             self._borderline.label_later(proposal, decision)
         return decision
@@ -506,8 +499,8 @@ class DedupService:
             # Spent with the claim, under the scope lock: of two checks sending one token,
             # the second meets this claim and claims nothing. (A retry of a confirmation
             # that already spent it, found by its attempt token, spends nothing.)
-            spent = token_hash(call.confirm_token)
-            self._asks.spend(spent, decision.check_id, now)
+            spent = call.confirm_token
+            self._asks.spend(spent, call.tenant, decision.check_id, now)
         record = CallRecord(
             call_id="call_" + uuid.uuid4().hex,
             row_id=0,
@@ -605,6 +598,7 @@ class DedupService:
             tenant=proposal.scope.tenant,
             key_id=key_id,
             observed=None if observed is None else observed.kind.value,
+            ask_expires_at=None if decision.ask is None else decision.ask.expires_at,
         )
 
     def complete(self, tenant: str, call_id: str, outcome: Outcome) -> CallRecord:
@@ -685,9 +679,10 @@ class DedupService:
                 hook.purged()
         if log_retention_seconds is not None:
             self._ledger.purge_log(now - log_retention_seconds)
-        # An ask is kept while its log entry may be: the review page shows how it ended.
+        # A spent token is kept well past its expiry (a replica whose clock runs late still
+        # finds it), and as long as the ask's log entry: the review page shows it confirmed.
         kept = keep if log_retention_seconds is None else log_retention_seconds
-        self._ledger.purge_asks(now - kept)
+        self._ledger.purge_spent_confirm_tokens(now - kept)
         return removed
 
 

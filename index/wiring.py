@@ -22,6 +22,7 @@ from tooldedup.dedup.funnel import EquivalentStage, ExactStage, FuzzyStage
 from tooldedup.dedup.judge import GuardedJudge
 from tooldedup.dedup.ledger import SqliteLedger, SqlLedger
 from tooldedup.dedup.ledger.keys import SqlKeyStore
+from tooldedup.dedup.ledger.server_secrets import server_secret
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import PolicySet, ToolPolicy, load_policy_file
 from tooldedup.dedup.protocols import Embedder, LanguagePack, PairScorer, TextReader
@@ -262,6 +263,8 @@ def build_service(
             chosen,
             [ExactStage(), EquivalentStage(pack), FuzzyStage(verifiers), semantic],
             canonicalizer=Canonicalizer(pack, build_reader(model)),
+            # Read once: every process on this store signs and checks tokens with it.
+            confirm_key=server_secret(ledger.db, "confirm_tokens"),
             hooks=[semantic],
             clock=clock,
             judge=build_judge(settings),

@@ -1,13 +1,19 @@
-"""Small helpers shared by the HTTP tests."""
+"""Small helpers shared by the tests."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack
+from tooldedup.dedup.ledger.database import Database
+from tooldedup.dedup.ledger.migrations import MIGRATIONS
+from tooldedup.dedup.ledger.postgres_db import PostgresDatabase
+from tooldedup.dedup.ledger.sqlite_db import SqliteDatabase
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import TextReader
 from tooldedup.dedup.records import CanonicalCall
@@ -47,3 +53,22 @@ def canonicalize(
     """The canonical form the server makes: through the English pack, and ``reader``."""
     canonicalizer = Canonicalizer(EnglishPack(), reader)
     return canonicalizer.canonicalize(args, policy, received_at=received_at, tool=tool)
+
+
+def store_as_left_by(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str, migrations: int
+) -> Database:
+    """A fresh database on ``backend`` ("sqlite" or "postgres") with only its first
+    ``migrations`` migrations applied and recorded, as an older build left it."""
+    db: Database
+    if backend == "postgres":
+        db = PostgresDatabase(request.getfixturevalue("postgres_url"))
+    else:
+        db = SqliteDatabase(tmp_path / "ledger.db")
+    db.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
+    for step in MIGRATIONS[:migrations]:
+        with db.write():
+            for statement in step(db.dialect):
+                db.execute(statement)
+            db.execute("INSERT INTO schema_migrations VALUES (?, 0)", (step.__name__,))
+    return db

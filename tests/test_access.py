@@ -16,17 +16,14 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import EMAIL
+from tests.helpers import EMAIL, store_as_left_by
 from tests.server import serve
 from tooldedup.api.app import create_app
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.database import Database
-from tooldedup.dedup.ledger.migrations import MIGRATIONS
-from tooldedup.dedup.ledger.postgres_db import PostgresDatabase
 from tooldedup.dedup.ledger.sql import SqlLedger
-from tooldedup.dedup.ledger.sqlite_db import SqliteDatabase
 from tooldedup.dedup.policy import policy_from_mapping
 from tooldedup.dedup.protocols import Embedder
 from tooldedup.dedup.records import Scope, ToolCall
@@ -193,14 +190,8 @@ def test_the_review_page_asks_whether_it_needs_a_key_and_is_never_refused(
 
 
 def _at_m007(db: Database) -> None:
-    """Build a store as release 0.3 left it (migrations up to m007), holding a call, a
-    bound key and a policy."""
-    db.execute("CREATE TABLE schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)")
-    for step in MIGRATIONS[:7]:
-        with db.write():
-            for statement in step(db.dialect):
-                db.execute(statement)
-            db.execute("INSERT INTO schema_migrations VALUES (?, 0)", (step.__name__,))
+    """Fill a store as release 0.3 left it (migrations up to m007) with a call, a bound key
+    and a policy."""
     with db.write():
         db.execute(
             "INSERT INTO calls (call_id, scope, session_id, tool, args_json, args_hash,"
@@ -221,11 +212,7 @@ def _at_m007(db: Database) -> None:
 def test_a_store_from_before_tenants_becomes_the_default_tenants(
     request: pytest.FixtureRequest, tmp_path: Path, backend: str
 ) -> None:
-    db: Database
-    if backend == "postgres":
-        db = PostgresDatabase(request.getfixturevalue("postgres_url"))
-    else:
-        db = SqliteDatabase(tmp_path / "ledger.db")
+    db = store_as_left_by(request, tmp_path, backend, 7)
     try:
         _at_m007(db)
         ledger = SqlLedger(db)  # applies m008

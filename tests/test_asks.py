@@ -3,6 +3,7 @@ its token, never claiming while open; and the note for the model on repeats."""
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -11,6 +12,8 @@ from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import check, complete
 from tests.test_tenants import auth, make_key
@@ -18,6 +21,7 @@ from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.errors import StoreUnavailable
 from tooldedup.dedup.protocols import Embedder, PairScorer
+from tooldedup.index.wiring import build_ledger
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
 # The verifier cannot account for the dropped "any": neither surely the same nor different.
@@ -62,6 +66,31 @@ def _calls(client: TestClient, session: str = "s1") -> int:
     return len(client.get(f"/v1/sessions/{session}/calls").json()["calls"])
 
 
+def _fields(token: str) -> dict[str, Any]:
+    """A confirm token's fields: cfm_, check id, expiry, then the args, sent and token MACs."""
+    return {
+        "check": token[4:36],
+        "expiry": int(token[36:44], 16),
+        "args": token[44:60],
+        "sent": token[60:76],
+        "token": token[76:],
+    }
+
+
+def _edited(
+    token: str,
+    *,
+    check: str | None = None,
+    expiry: int | None = None,
+    sent: str | None = None,
+    macs: str | None = None,
+) -> str:
+    """``token`` with some of its fields replaced (still well-formed)."""
+    fields = _fields(token)
+    all_macs = macs or fields["args"] + (sent or fields["sent"]) + fields["token"]
+    return f"cfm_{check or fields['check']}{expiry or fields['expiry']:08x}{all_macs}"
+
+
 def _ask(client: TestClient, **extra: Any) -> dict[str, Any]:
     asked = check(client, AGAIN, answers=["ask"], **extra)
     assert asked["decision"] == "ask", asked["explain"]
@@ -77,7 +106,10 @@ def test_ask_carries_the_earlier_call_a_note_and_a_token(client: TestClient, clo
     assert asked["match"]["result"] == {"message_id": "m-42"}
     assert asked["match"]["status"] == "succeeded"
     token = asked["ask"]["confirm_token"]
-    assert token.startswith("cfm_")
+    assert re.fullmatch(r"cfm_[0-9a-f]{88}", token)
+    # What the token says of itself: its ask, and its expiry.
+    assert "chk_" + _fields(token)["check"] == asked["check_id"]
+    assert _fields(token)["expiry"] == clock.now + 600
     assert asked["ask"]["expires_at"] == "2027-01-15T08:12:00Z"
     note = asked["note"]
     assert 'You already called send_email(to="bob@example.com")' in note
@@ -169,7 +201,15 @@ def test_confirm_round_trip(client: TestClient) -> None:
         ("other_session", 409, "confirm_token_mismatch"),
         ("expired", 409, "confirm_token_expired"),
         ("unknown", 409, "confirm_token_unknown"),
+        ("made_up", 409, "confirm_token_unknown"),
+        ("forged", 409, "confirm_token_unknown"),
+        ("extended", 409, "confirm_token_unknown"),
+        ("one_mac_edited", 409, "confirm_token_unknown"),
+        ("other_check", 409, "confirm_token_unknown"),
         ("malformed", 422, "invalid_input"),
+        ("uppercase", 422, "invalid_input"),
+        ("truncated", 422, "invalid_input"),
+        ("trailing_newline", 422, "invalid_input"),
         ("too_long", 422, "invalid_request"),
         ("unicode", 422, "invalid_input"),
         ("dry_run", 422, "invalid_input"),
@@ -198,7 +238,26 @@ def test_token_misuse_runs_nothing(
     elif misuse == "expired":
         clock.now += 601
     elif misuse == "unknown":
+        # The kind the development builds stored: the caller is to check again without it.
         body["confirm_token"] = "cfm_" + "0" * 40
+    elif misuse == "made_up":
+        body["confirm_token"] = "cfm_" + "0" * 88
+    elif misuse == "forged":
+        body["confirm_token"] = _edited(token, macs="f" * 48)
+    elif misuse == "extended":
+        body["confirm_token"] = _edited(token, expiry=_fields(token)["expiry"] + 86_400)
+    elif misuse == "one_mac_edited":
+        # The args MAC alone would bind the call: the token MAC seals the other one too.
+        sent_mac = _fields(token)["sent"]
+        body["confirm_token"] = _edited(token, sent="0" * 16 if sent_mac != "0" * 16 else "1" * 16)
+    elif misuse == "other_check":
+        body["confirm_token"] = _edited(token, check="0" * 32)
+    elif misuse == "uppercase":
+        body["confirm_token"] = "cfm_" + token[4:].upper()
+    elif misuse == "truncated":
+        body["confirm_token"] = token[:-1]
+    elif misuse == "trailing_newline":
+        body["confirm_token"] = token + "\n"
     elif misuse == "malformed":
         body["confirm_token"] = "cfm_" + "z" * 40
     elif misuse == "too_long":
@@ -436,3 +495,160 @@ def test_a_confirmation_whose_claim_was_not_stored_can_be_sent_again(
     again = check(client, AGAIN, answers=["ask"], confirm_token=token)
     assert again["decision"] == "proceed"
     assert _calls(client) == 2
+
+
+def test_an_extended_token_is_refused_once_the_real_one_expired(
+    client: TestClient, clock: Clock
+) -> None:
+    _sent(client)
+    token = _ask(client)["ask"]["confirm_token"]
+    clock.now += 601
+    extended = _edited(token, expiry=_fields(token)["expiry"] + 86_400)
+    body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "confirm_token": extended}
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "confirm_token_expired"
+    assert _calls(client) == 1
+
+
+def test_a_spent_token_replayed_after_its_record_is_purged_has_expired(
+    client: TestClient, clock: Clock
+) -> None:
+    """The expiry is read from the signed token: forgetting a spent token once it expired
+    lets no replay through."""
+    _sent(client)
+    asked = _ask(client)
+    body = {
+        "session_id": "s1",
+        "tool": "send_email",
+        "args": AGAIN,
+        "confirm_token": asked["ask"]["confirm_token"],
+    }
+    assert client.post("/v1/check", json=body).json()["decision"] == "proceed"
+    assert client.post("/v1/check", json=body).json()["error"]["code"] == "confirm_token_used"
+    clock.now += 700
+    service = client.app.state.service  # type: ignore[attr-defined]
+    service.purge(7 * 86_400.0, log_retention_seconds=60.0)
+    assert service._ledger.confirm_token_spent_by("default", asked["check_id"]) is None
+    response = client.post("/v1/check", json=body)
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "confirm_token_expired"
+    assert _calls(client) == 2
+
+
+def test_a_confirmation_runs_after_its_ask_left_the_log(client: TestClient, clock: Clock) -> None:
+    """A log kept for less than a token lives: the ask's line is gone, its token still
+    confirms (its label is what goes missing)."""
+    _sent(client)
+    token = _ask(client)["ask"]["confirm_token"]
+    clock.now += 100
+    client.app.state.service.purge(7 * 86_400.0, log_retention_seconds=50.0)  # type: ignore[attr-defined]
+    assert check(client, AGAIN, confirm_token=token)["decision"] == "proceed"
+    assert _calls(client) == 2
+
+
+@pytest.fixture
+def asked_token(client: TestClient) -> str:
+    """An unconfirmed token for AGAIN in session s1."""
+    _sent(client)
+    token: str = _ask(client)["ask"]["confirm_token"]
+    return token
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_any_one_character_changed_is_refused(
+    client: TestClient, asked_token: str, data: st.DataObject
+) -> None:
+    at = data.draw(st.integers(0, len(asked_token) - 1), label="at")
+    hexes = st.sampled_from("0123456789abcdefABCDEF")
+    char = data.draw(
+        st.one_of(hexes, st.characters()).filter(lambda c: c != asked_token[at]), label="char"
+    )
+    edited = asked_token[:at] + char + asked_token[at + 1 :]
+    body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "confirm_token": edited}
+    response = client.post("/v1/check", json=body)
+    well_formed = at >= 4 and char in "0123456789abcdef"
+    expected = (409, "confirm_token_unknown") if well_formed else (422, "invalid_input")
+    assert (response.status_code, response.json()["error"]["code"]) == expected
+    assert _calls(client) == 1
+
+
+def test_a_token_survives_a_restart(
+    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+) -> None:
+    """The secret is the store's: a token handed out before a restart confirms after it."""
+    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    with TestClient(app) as client:
+        _sent(client)
+        asked = _ask(client)
+    clock.now += 300
+    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    with TestClient(app) as client:
+        token = asked["ask"]["confirm_token"]
+        confirmed = check(client, AGAIN, confirm_token=token)
+        assert confirmed["decision"] == "proceed"
+        assert confirmed["explain"]["confirmed_ask"] == asked["check_id"]
+        assert _calls(client) == 2
+
+
+def test_services_built_together_on_a_fresh_store_share_one_secret(
+    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+) -> None:
+    """Two services (workers, replicas) started at once on a new store make one secret:
+    either takes the other's tokens, and spends each once."""
+    start = threading.Barrier(2)
+
+    def build(_: int) -> Any:
+        start.wait()
+        return create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+
+    with ThreadPoolExecutor(2) as pool:
+        one_app, two_app = pool.map(build, range(2))
+    with TestClient(one_app) as one, TestClient(two_app) as two:
+        _sent(one)
+        token, theirs = (_ask(service)["ask"]["confirm_token"] for service in (one, two))
+        assert check(two, AGAIN, confirm_token=token)["decision"] == "proceed"
+        body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "confirm_token": token}
+        assert one.post("/v1/check", json=body).json()["error"]["code"] == "confirm_token_used"
+        # The first confirmation's call is still running: the second meets it, and runs nothing.
+        assert check(one, AGAIN, confirm_token=theirs)["decision"] == "in_progress"
+        assert _calls(one) == 2
+    ledger = build_ledger(settings_on_both)
+    try:
+        assert ledger.db.execute("SELECT COUNT(*) AS n FROM server_secrets").rows[0]["n"] == 1
+    finally:
+        ledger.close()
+
+
+def test_how_asks_ended_is_read_from_the_log(client: TestClient, clock: Clock) -> None:
+    """An ask is its log line: open while its token is good, then confirmed (by its spent
+    token, or by its caller's label once that is forgotten), abandoned or expired."""
+    sessions = ("s1", "s2", "s3")
+    for session in sessions:
+        _sent(client, session)
+    asked = {session: _ask(client, session_id=session) for session in sessions}
+    check(client, AGAIN, answers=["ask"], session_id="s1", dry_run=True)  # hands out no token
+
+    def endings() -> dict[str, str]:
+        log = client.get("/v1/log", params={"decision": "ask"}).json()["entries"]
+        assert all(("ask_ending" in e) is not e["dry_run"] for e in log)
+        return {e["session_id"]: e["ask_ending"] for e in log if not e["dry_run"]}
+
+    assert endings() == {"s1": "open", "s2": "open", "s3": "open"}
+    entry = client.get(f"/v1/log/{asked['s1']['check_id']}").json()["entry"]
+    assert entry["ask_expires_at"] == clock.now + 600
+    token = asked["s1"]["ask"]["confirm_token"]
+    assert check(client, AGAIN, session_id="s1", confirm_token=token)["decision"] == "proceed"
+    assert endings() == {"s1": "confirmed", "s2": "open", "s3": "open"}
+    clock.now += 700
+    check(client, {"to": "carol@example.com", "body": "Unrelated."}, session_id="s3")
+    assert endings() == {"s1": "confirmed", "s2": "expired", "s3": "abandoned"}
+    ledger = client.app.state.service._ledger  # type: ignore[attr-defined]
+    assert ledger.purge_spent_confirm_tokens(clock.now) == 1
+    assert endings()["s1"] == "confirmed"
+    summary = client.get("/v1/review/summary").json()
+    tools = {tool["tool"]: tool for tool in summary["tools"]}
+    assert tools["send_email"]["asks"] == {"confirmed": 1, "abandoned": 1, "expired": 1}

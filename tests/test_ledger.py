@@ -6,16 +6,17 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import canonicalize
+from tests.helpers import canonicalize, store_as_left_by
 from tooldedup.dedup.canonical import sent_hash
 from tooldedup.dedup.errors import Conflict, NotFound
 from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger
-from tooldedup.dedup.ledger.base import Lookup
+from tooldedup.dedup.ledger.base import Lookup, SpentToken
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.ledger.rows import COLUMNS, ParsedRecords
@@ -176,6 +177,65 @@ def test_decision_log_is_append_only(ledger: SqlLedger) -> None:
     with pytest.raises(Exception, match="append-only"):
         ledger.db.execute("UPDATE decisions SET decision = 'duplicate'")
     assert list(ledger.iter_log()) == [entry]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_the_asks_table_of_development_builds_goes(
+    request: pytest.FixtureRequest, tmp_path: Path, backend: str
+) -> None:
+    """A store a development build left at m010: its asks table goes, its ask's log line
+    stays (its token's expiry unknown, so no longer open), and spent tokens start empty."""
+    db = store_as_left_by(request, tmp_path, backend, 10)
+    try:
+        assert MIGRATIONS[9].__name__ == "m010_asks_and_observed"
+        with db.write():
+            db.execute(
+                "INSERT INTO asks (token_hash, check_id, tenant, scope, session_id, tool,"
+                " args_hash, sent_hash, created_at, expires_at) VALUES"
+                " ('h', 'chk_ask', 'default', 's', 's', 't', 'a', 'b', 1.0, 601.0)"
+            )
+            db.execute(
+                "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json,"
+                " decision, latency_ms, dry_run, explain_json) VALUES"
+                " ('chk_ask', 1.0, 's', 's', 't', '{}', 'ask', 1.0, 0, '{}')"
+            )
+        ledger = SqlLedger(db)  # applies the rest
+        tables = {
+            "sqlite": "SELECT name FROM sqlite_master WHERE type = 'table'",
+            "postgresql": "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'",
+        }[db.dialect.name]
+        names = {row["name"] for row in db.execute(tables).rows}
+        assert "asks" not in names
+        assert {"spent_confirm_tokens", "server_secrets"} <= names
+        entry = ledger.log_entry(T, "chk_ask")
+        assert entry is not None
+        assert entry.ask_expires_at is None
+        assert ledger.ask_ends(T, 0.0, 2.0) == {"chk_ask": ("t", "expired")}
+    finally:
+        db.close()
+
+
+def test_a_confirm_token_is_spent_once(ledger: SqlLedger) -> None:
+    spent = SpentToken("chk_ask", T, "chk_1", 10.0, 600.0)
+    start = threading.Barrier(6)
+
+    def spend(n: int) -> bool:
+        start.wait()
+        return ledger.spend_confirm_token(replace(spent, used_by=f"chk_{n}"))
+
+    with ThreadPoolExecutor(6) as pool:
+        won = [n for n, spent_it in enumerate(pool.map(spend, range(6))) if spent_it]
+    assert len(won) == 1
+    winner = f"chk_{won[0]}"
+    assert ledger.confirm_token_spent_by(T, "chk_ask") == winner
+    assert ledger.confirm_token_spent_by("acme", "chk_ask") is None
+    ledger.unspend_confirm_token("chk_ask", "chk_other")  # only its spender gives it back
+    assert ledger.confirm_token_spent_by(T, "chk_ask") == winner
+    ledger.unspend_confirm_token("chk_ask", winner)
+    assert ledger.spend_confirm_token(spent)
+    assert ledger.purge_spent_confirm_tokens(600.0) == 0
+    assert ledger.purge_spent_confirm_tokens(600.5) == 1
+    assert ledger.confirm_token_spent_by(T, "chk_ask") is None
 
 
 def test_policies_are_stored(ledger: SqlLedger) -> None:

@@ -1,70 +1,49 @@
-"""Asks and their confirm tokens (by hash), in the ledger's database."""
+"""Spent confirm tokens, and how asks ended, in the ledger's database.
+
+An ask stores nothing but its decision log line (with its token's expiry): the token
+carries its own binding. Only a confirmation writes here.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tooldedup.dedup.ledger.base import AskRecord
-from tooldedup.dedup.ledger.database import Database, Row
+from tooldedup.dedup.ledger.base import SpentToken
+from tooldedup.dedup.ledger.database import Database
 
 __all__ = ["SqlAskStore"]
 
-_COLUMNS = (
-    "token_hash, check_id, tenant, scope, session_id, tool, args_hash, sent_hash,"
-    " matched_call_id, created_at, expires_at, used_at, used_by"
-)
-
 
 class SqlAskStore:
-    """Confirm tokens: stored at the ask, marked used once by the check they confirm."""
+    """Each spent confirm token under its ask's check id: the second spender loses."""
 
     db: Database
 
-    def open_ask(self, ask: AskRecord) -> None:
-        """Store a new ask and its confirm token's hash (in the caller's write)."""
-        self.db.execute(
-            f"INSERT INTO asks ({_COLUMNS}) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (
-                ask.token_hash,
-                ask.check_id,
-                ask.tenant,
-                ask.scope,
-                ask.session_id,
-                ask.tool,
-                ask.args_hash,
-                ask.sent_hash,
-                ask.matched_call_id,
-                ask.created_at,
-                ask.expires_at,
-                ask.used_at,
-                ask.used_by,
-            ),
-        )
-
-    def find_ask(self, tenant: str, token_hash: str) -> AskRecord | None:
-        """One of ``tenant``'s asks by its token's hash (another tenant's is not found)."""
-        row = self.db.execute(
-            f"SELECT {_COLUMNS} FROM asks WHERE token_hash = ? AND tenant = ?",
-            (token_hash, tenant),
-        ).one()
-        return None if row is None else _ask_from_row(row)
-
-    def use_ask(self, token_hash: str, check_id: str, now: float) -> bool:
-        """Mark the token used by ``check_id``; one statement, so only one check ever wins."""
+    def spend_confirm_token(self, spent: SpentToken) -> bool:
+        """Record the token spent; one statement on the primary key, so only one check ever
+        wins."""
         with self.db.write():
             changed = self.db.execute(
-                "UPDATE asks SET used_at = ?, used_by = ? WHERE token_hash = ? AND used_at IS NULL",
-                (now, check_id, token_hash),
+                "INSERT INTO spent_confirm_tokens (ask_check_id, tenant, used_by, used_at,"
+                " expires_at) VALUES (?,?,?,?,?) ON CONFLICT (ask_check_id) DO NOTHING",
+                (spent.ask_check_id, spent.tenant, spent.used_by, spent.used_at, spent.expires_at),
             ).rowcount
         return changed == 1
 
-    def unuse_ask(self, token_hash: str, check_id: str) -> None:
-        """Give back a token ``check_id`` marked used, when its claim was not stored."""
+    def confirm_token_spent_by(self, tenant: str, ask_check_id: str) -> str | None:
+        """The check that spent the token of one of ``tenant``'s asks, if one did."""
+        row = self.db.execute(
+            "SELECT used_by FROM spent_confirm_tokens WHERE ask_check_id = ? AND tenant = ?",
+            (ask_check_id, tenant),
+        ).one()
+        return None if row is None else str(row["used_by"])
+
+    def unspend_confirm_token(self, ask_check_id: str, used_by: str) -> None:
+        """Give back a token ``used_by`` spent, when its claim was not stored."""
         with self.db.write():
             self.db.execute(
-                "UPDATE asks SET used_at = NULL, used_by = NULL"
-                " WHERE token_hash = ? AND used_by = ?",
-                (token_hash, check_id),
+                "DELETE FROM spent_confirm_tokens WHERE ask_check_id = ? AND used_by = ?",
+                (ask_check_id, used_by),
             )
 
     def ask_ends(
@@ -72,46 +51,40 @@ class SqlAskStore:
     ) -> dict[str, tuple[str, str]]:
         """``tenant``'s asks since ``since`` (or those of ``check_ids``): check id -> (tool,
         how it ended). ``confirmed``; ``open`` while its token is good; once it expired
-        unused, ``abandoned`` if the session sent another check after it, else ``expired``."""
+        unconfirmed, ``abandoned`` if the session sent another check after it, else
+        ``expired``.
+
+        An ask is a log line that handed out a token. It was confirmed if its token is spent,
+        or (once the spent token is purged) if its caller labelled it: the confirmation's
+        ``distinct`` label, source ``caller``, which only the service writes.
+        """
         only: tuple[str, ...] = ()
         where = ""
         if check_ids is not None:
             if not check_ids:
                 return {}
             only = tuple(check_ids)
-            where = f" AND a.check_id IN ({','.join('?' * len(only))})"
+            where = f" AND d.check_id IN ({','.join('?' * len(only))})"
         rows = self.db.execute(
-            "SELECT a.check_id, a.tool, CASE"
-            " WHEN a.used_at IS NOT NULL THEN 'confirmed'"
-            " WHEN a.expires_at > ? THEN 'open'"
-            " WHEN EXISTS (SELECT 1 FROM decisions d WHERE d.tenant = a.tenant"
-            " AND d.session_id = a.session_id AND d.ts > a.created_at"
-            " AND d.check_id <> a.check_id) THEN 'abandoned'"
+            "SELECT d.check_id, d.tool, CASE"
+            " WHEN EXISTS (SELECT 1 FROM spent_confirm_tokens s"
+            " WHERE s.ask_check_id = d.check_id)"
+            " OR EXISTS (SELECT 1 FROM feedback f WHERE f.check_id = d.check_id"
+            " AND f.source = 'caller') THEN 'confirmed'"
+            " WHEN d.ask_expires_at > ? THEN 'open'"
+            " WHEN EXISTS (SELECT 1 FROM decisions e WHERE e.tenant = d.tenant"
+            " AND e.session_id = d.session_id AND e.ts > d.ts"
+            " AND e.check_id <> d.check_id) THEN 'abandoned'"
             " ELSE 'expired' END AS ending"
-            f" FROM asks a WHERE a.tenant = ? AND a.created_at >= ?{where}",
+            " FROM decisions d WHERE d.tenant = ? AND d.decision = 'ask' AND d.dry_run = 0"
+            f" AND d.ts >= ?{where}",
             (now, tenant, since, *only),
         ).rows
         return {row["check_id"]: (row["tool"], row["ending"]) for row in rows}
 
-    def purge_asks(self, before: float) -> int:
-        """Delete asks whose tokens expired before ``before``; return how many."""
+    def purge_spent_confirm_tokens(self, before: float) -> int:
+        """Forget spent tokens that expired before ``before``; return how many."""
         with self.db.write():
-            return self.db.execute("DELETE FROM asks WHERE expires_at < ?", (before,)).rowcount
-
-
-def _ask_from_row(row: Row) -> AskRecord:
-    return AskRecord(
-        token_hash=row["token_hash"],
-        check_id=row["check_id"],
-        tenant=row["tenant"],
-        scope=row["scope"],
-        session_id=row["session_id"],
-        tool=row["tool"],
-        args_hash=row["args_hash"],
-        sent_hash=row["sent_hash"],
-        matched_call_id=row["matched_call_id"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-        used_at=row["used_at"],
-        used_by=row["used_by"],
-    )
+            return self.db.execute(
+                "DELETE FROM spent_confirm_tokens WHERE expires_at < ?", (before,)
+            ).rowcount

@@ -11,7 +11,6 @@ from typing import Any, Protocol
 from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, Outcome, Scope
 
 __all__ = [
-    "AskRecord",
     "ClaimConflict",
     "Feedback",
     "KeyBinding",
@@ -20,6 +19,7 @@ __all__ = [
     "LogEntry",
     "LogQuery",
     "Lookup",
+    "SpentToken",
 ]
 
 
@@ -73,25 +73,19 @@ class LogEntry:
     # Under observe mode, the answer enforcement would have given (``decision`` is
     # then ``proceed``; stage, score and matched call are the would-be match's).
     observed: str | None = None
+    # An ``ask``'s: when its confirm token expires (None for any other line, and a dry run).
+    ask_expires_at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
-class AskRecord:
-    """One ``ask``: its confirm token's hash, what the token is bound to, how it ended."""
+class SpentToken:
+    """A confirm token spent by the check it confirmed, kept by its ask's check id past expiry."""
 
-    token_hash: str
-    check_id: str
+    ask_check_id: str
     tenant: str
-    scope: str
-    session_id: str
-    tool: str
-    args_hash: str
-    sent_hash: str
-    matched_call_id: str | None
-    created_at: float
+    used_by: str
+    used_at: float
     expires_at: float
-    used_at: float | None = None
-    used_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,24 +254,20 @@ class Ledger(Protocol):
         """Label a logged check; a 'distinct' label on a match rules that match out."""
         ...
 
-    def append_log_and_ask(self, entry: LogEntry, ask: AskRecord) -> None:
-        """Append an ``ask``'s log entry and store the ask, in one write."""
+    def spend_confirm_token(self, spent: SpentToken) -> bool:
+        """Record an ask's confirm token spent; False when another check spent it first."""
         ...
 
-    def find_ask(self, tenant: str, token_hash: str) -> AskRecord | None:
-        """One of ``tenant``'s asks by its token's hash."""
+    def confirm_token_spent_by(self, tenant: str, ask_check_id: str) -> str | None:
+        """The check that spent the confirm token of one of ``tenant``'s asks, if one did."""
         ...
 
-    def use_ask(self, token_hash: str, check_id: str, now: float) -> bool:
-        """Mark an ask's token used by ``check_id``; False when it already was."""
+    def unspend_confirm_token(self, ask_check_id: str, used_by: str) -> None:
+        """Give back a confirm token ``used_by`` spent, when its claim was not stored."""
         ...
 
-    def unuse_ask(self, token_hash: str, check_id: str) -> None:
-        """Give back a token ``check_id`` marked used, when its claim was not stored."""
-        ...
-
-    def purge_asks(self, before: float) -> int:
-        """Delete asks whose tokens expired before ``before``; return how many."""
+    def purge_spent_confirm_tokens(self, before: float) -> int:
+        """Forget spent confirm tokens that expired before ``before``; return how many."""
         ...
 
     def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:

@@ -19,8 +19,8 @@ _EXPORT_BATCH = 1000
 _INSERT_LOG = (
     "INSERT INTO decisions (check_id, ts, scope, session_id, tool, args_json, decision,"
     " stage, score, call_id, matched_call_id, latency_ms, dry_run, explain_json,"
-    " borderline, tenant, key_id, observed)"
-    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
+    " borderline, tenant, key_id, observed, ask_expires_at)"
+    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"
 )
 
 
@@ -44,6 +44,7 @@ def _log_row(entry: LogEntry) -> tuple[Any, ...]:
         entry.tenant,
         entry.key_id,
         entry.observed,
+        entry.ask_expires_at,
     )
 
 

@@ -290,6 +290,31 @@ def m010_asks_and_observed(d: Dialect) -> tuple[str, ...]:
     )
 
 
+@migration
+def m011_signed_confirm_tokens(d: Dialect) -> tuple[str, ...]:
+    """Confirm tokens carry their own binding, signed with a secret the store keeps: an ask
+    writes only its log line (with its token's expiry), and a confirmation records the token
+    it spent under the ask's check id. The asks table of development builds goes; the tokens
+    it held are no longer accepted."""
+    return (
+        f"""CREATE TABLE server_secrets (
+            name TEXT PRIMARY KEY,
+            secret TEXT NOT NULL,
+            created_at {d.real} NOT NULL
+        )""",
+        f"""CREATE TABLE spent_confirm_tokens (
+            ask_check_id TEXT PRIMARY KEY,
+            tenant TEXT NOT NULL,
+            used_by TEXT NOT NULL,
+            used_at {d.real} NOT NULL,
+            expires_at {d.real} NOT NULL
+        ){d.without_rowid}""",
+        "CREATE INDEX spent_confirm_tokens_expires ON spent_confirm_tokens (expires_at)",
+        f"ALTER TABLE decisions ADD COLUMN ask_expires_at {d.real}",
+        "DROP TABLE asks",
+    )
+
+
 def _rekeyed(table: str, columns: str, copied: str, suffix: str = "") -> tuple[str, ...]:
     """Rebuild ``table`` with ``columns``, its rows moved into the default tenant (neither
     database can change a primary key in place)."""

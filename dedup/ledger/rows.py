@@ -153,6 +153,7 @@ def log_entry_from_row(row: Row, feedback: Feedback | None) -> LogEntry:
         tenant=row["tenant"],
         key_id=row["key_id"],
         observed=row["observed"],
+        ask_expires_at=row["ask_expires_at"],
     )
 
 

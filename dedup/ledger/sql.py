@@ -11,14 +11,7 @@ from typing import Any
 from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash
 from tooldedup.dedup.errors import Conflict, LeaseExpired, NotFound
 from tooldedup.dedup.ledger.ask_store import SqlAskStore
-from tooldedup.dedup.ledger.base import (
-    AskRecord,
-    ClaimConflict,
-    KeyBinding,
-    KeyKind,
-    LogEntry,
-    Lookup,
-)
+from tooldedup.dedup.ledger.base import ClaimConflict, KeyBinding, KeyKind, Lookup
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.log_store import SqlLogStore
 from tooldedup.dedup.ledger.migrations import migrate
@@ -62,12 +55,6 @@ class SqlLedger(SqlLogStore, SqlAskStore):
         """Decide and claim for (scope, tool) one at a time, across every process."""
         with self.db.serialized(canonical_json([scope.tenant, scope.name, tool])):
             yield
-
-    def append_log_and_ask(self, entry: LogEntry, ask: AskRecord) -> None:
-        """Append an ``ask``'s log entry and store the ask, in one write."""
-        with self.db.write():
-            self.open_ask(ask)
-            self.append_log(entry)
 
     def ping(self) -> None:
         """Raise ``StoreUnavailable`` unless the database answers."""

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tooldedup.api.settings import Settings
 from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.policy import ToolPolicy
@@ -17,6 +19,12 @@ EMAIL = {
     "subject": "Q3 report",
     "body": "Hi Bob, the Q3 report is attached. Let me know if you have any questions.",
 }
+
+
+class MakeApp(Protocol):
+    """The ``make_app`` fixture: ``create_app`` with the run's shared models."""
+
+    def __call__(self, settings: Settings, **options: Any) -> FastAPI: ...
 
 
 def check(client: TestClient, args: dict[str, Any], **extra: Any) -> dict[str, Any]:

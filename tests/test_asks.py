@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import check, complete
+from tests.helpers import MakeApp, check, complete
 from tests.test_tenants import auth, make_key
-from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.errors import StoreUnavailable
-from tooldedup.dedup.protocols import Embedder, PairScorer
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
 # The verifier cannot account for the dropped "any": neither surely the same nor different.
@@ -42,10 +40,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def client(
-    settings: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
-) -> Iterator[TestClient]:
-    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+def client(settings: Settings, make_app: MakeApp, clock: Clock) -> Iterator[TestClient]:
+    app = make_app(settings, clock=clock)
     with TestClient(app) as test_client:
         yield test_client
 
@@ -215,11 +211,11 @@ def test_token_misuse_runs_nothing(
 
 
 def test_token_of_another_tenant_is_unknown(
-    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+    settings: Settings, make_app: MakeApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
     acme = make_key(settings, capsys, "acme", "agent")
     beta = make_key(settings, capsys, "beta", "agent")
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+    with TestClient(make_app(settings)) as client:
         for key in (acme, beta):
             body = {"session_id": "s1", "tool": "send_email", "args": FIRST}
             first = client.post("/v1/check", json=body, headers=auth(key)).json()
@@ -373,11 +369,11 @@ def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
 
 
 def test_asks_across_both_stores(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+    settings_on_both: Settings, make_app: MakeApp, clock: Clock
 ) -> None:
     """Tokens live in the store: asked, confirmed once, refused after, on SQLite and
     PostgreSQL alike (and so across workers sharing one)."""
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    app = make_app(settings_on_both, clock=clock)
     with TestClient(app) as client:
         _sent(client)
         asked = [_ask(client) for _ in range(2)]

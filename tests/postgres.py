@@ -38,7 +38,11 @@ def _run_as() -> dict[str, Any]:
     try:
         pwd.getpwnam(_SERVICE_USER)
     except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", _SERVICE_USER], check=True)
+        command = ["useradd", "-M", "-s", "/usr/sbin/nologin", _SERVICE_USER]
+        made = subprocess.run(command, capture_output=True, text=True)
+        # 9: the user exists, made meanwhile by another test process.
+        if made.returncode not in (0, 9):
+            raise RuntimeError(f"useradd failed: {made.stderr}") from None
     return {"user": _SERVICE_USER}
 
 
@@ -87,6 +91,12 @@ class LocalPostgres:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop the database ``create_database`` made at ``url``, closing what it left open."""
+        name = url.split("@/", 1)[1].split("?", 1)[0]
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections."""

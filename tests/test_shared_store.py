@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.postgres import LocalPostgres
-from tests.server import serve, serve_process
+from tests.server import serve_processes
 
 pytestmark = pytest.mark.slow
 
@@ -53,7 +53,8 @@ def replicas(
             stack.callback(postgres.drop_database, store)
         else:
             store = str(tmp_path_factory.mktemp("shared") / "shared.db")
-        yield [stack.enter_context(serve(store, model_cache, "--workers", "2")) for _ in range(2)]
+        servers = serve_processes(store, model_cache, "--workers", "2", count=2)
+        yield [client for client, _ in stack.enter_context(servers)]
 
 
 def _wait_for(predicate: Any, what: str, seconds: float = 120.0) -> None:
@@ -119,10 +120,7 @@ def test_sigkill_of_a_replica_loses_no_acknowledged_claim(
     acknowledged: list[tuple[str, str]] = []
     lock = threading.Lock()
     counter = itertools.count()
-    with (
-        serve(store, model_cache) as survivor,
-        serve_process(store, model_cache) as (victim, victim_process),
-    ):
+    with serve_processes(store, model_cache, count=2) as [(survivor, _), (victim, victim_process)]:
         stop = threading.Event()
 
         def load(client: httpx.Client) -> None:
@@ -171,7 +169,7 @@ def _model_calls(client: httpx.Client) -> float:
 
 
 def test_a_replica_never_embeds_what_another_embedded(postgres_url: str, model_cache: Path) -> None:
-    with serve(postgres_url, model_cache) as first, serve(postgres_url, model_cache) as second:
+    with serve_processes(postgres_url, model_cache, count=2) as [(first, _), (second, _)]:
         text = "Reminder: the quarterly review moved to the large meeting room."
         before = _model_calls(first)
         assert _check(first, "one", text)["decision"] == "proceed"

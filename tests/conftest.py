@@ -17,6 +17,7 @@ from tests.helpers import MakeApp
 from tests.postgres import LocalPostgres
 from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
+from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.index.pair_model import OnnxPairScorer
 from tooldedup.index.settings import ServiceSettings
@@ -41,6 +42,23 @@ def postgres() -> Iterator[LocalPostgres]:
 def postgres_url(postgres: LocalPostgres) -> Iterator[str]:
     """A new, empty PostgreSQL database, dropped after the test (a run makes hundreds)."""
     url = postgres.create_database()
+    yield url
+    postgres.drop_database(url)
+
+
+@pytest.fixture(scope="session")
+def ledger_template(postgres: LocalPostgres) -> str:
+    """A database holding an empty ledger, migrated once per run: ``ledger_url`` copies it."""
+    url = postgres.create_database()
+    PostgresLedger(url).close()
+    return url
+
+
+@pytest.fixture
+def ledger_url(postgres: LocalPostgres, ledger_template: str) -> Iterator[str]:
+    """A new PostgreSQL database holding an empty, migrated ledger, dropped after the test.
+    (``postgres_url`` is empty: there the migrations run, as on any new store.)"""
+    url = postgres.create_database(template=ledger_template)
     yield url
     postgres.drop_database(url)
 
@@ -94,9 +112,10 @@ def settings(tmp_path: Path, model_cache: Path) -> Settings:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def settings_on_both(request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path) -> Settings:
-    """Settings with a fresh SQLite file, then with a fresh PostgreSQL database."""
+    """Settings with a fresh SQLite file, then with a fresh PostgreSQL database (its empty
+    ledger copied from one migrated once per run)."""
     if request.param == "postgres":
-        url = request.getfixturevalue("postgres_url")
+        url = request.getfixturevalue("ledger_url")
         return Settings(db_path=tmp_path / "unused.db", postgres_url=url, cache_dir=model_cache)
     return Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
 

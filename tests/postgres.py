@@ -46,6 +46,11 @@ def _run_as() -> dict[str, Any]:
     return {"user": _SERVICE_USER}
 
 
+def _name(url: str) -> str:
+    """The database a URL of ``LocalPostgres.url`` names."""
+    return url.split("@/", 1)[1].split("?", 1)[0]
+
+
 class LocalPostgres:
     """One PostgreSQL cluster in a temporary folder, which can be stopped and restarted."""
 
@@ -85,18 +90,18 @@ class LocalPostgres:
         """A libpq URL for ``database`` on this cluster's socket."""
         return f"postgresql://postgres@/{database}?host={self.root}"
 
-    def create_database(self) -> str:
-        """A new empty database; its URL."""
+    def create_database(self, template: str | None = None) -> str:
+        """A new database, empty or a copy of the one at URL ``template``; its URL."""
         name = "t_" + uuid.uuid4().hex[:12]
+        copied = "" if template is None else f' TEMPLATE "{_name(template)}"'
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copied}')
         return self.url(name)
 
     def drop_database(self, url: str) -> None:
         """Drop the database ``create_database`` made at ``url``, closing what it left open."""
-        name = url.split("@/", 1)[1].split("?", 1)[0]
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'DROP DATABASE IF EXISTS "{_name(url)}" WITH (FORCE)')
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections."""

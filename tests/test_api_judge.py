@@ -30,8 +30,10 @@ def llm() -> Iterator[FakeLLM]:
 
 @pytest.fixture
 def judged(settings: Settings, make_app: MakeApp, llm: FakeLLM) -> Iterator[TestClient]:
+    # A deadline a loaded machine still meets (0.5 s timed out once, on a first verdict);
+    # the timeout case below replies after 2 s, past it.
     configured = replace(
-        settings, judge_base_url=llm.url, judge_model="m", judge_timeout_seconds=0.5
+        settings, judge_base_url=llm.url, judge_model="m", judge_timeout_seconds=1.5
     )
     with TestClient(make_app(configured)) as client:
         yield client

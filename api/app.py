@@ -65,6 +65,7 @@ from tooldedup.dedup.records import (
     ToolCall,
 )
 from tooldedup.index.wiring import build_service
+from tooldedup.index.word_vectors import WordVectors
 
 __all__ = ["create_app"]
 
@@ -149,10 +150,18 @@ def create_app(
     *,
     embedder: Embedder | None = None,
     pair_scorer: PairScorer | None = None,
+    word_vectors: WordVectors | None = None,
     clock: Callable[[], float] = time.time,
 ) -> FastAPI:
-    """Build the service and its routes; pass the models to share them between apps."""
-    built = build_service(settings, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    """Build the service and its routes; pass the models (and the single-word table) to
+    share them between apps."""
+    built = build_service(
+        settings,
+        embedder=embedder,
+        pair_scorer=pair_scorer,
+        word_vectors=word_vectors,
+        clock=clock,
+    )
     service, cached = built.service, built.embedder
     # The first model call is slow (allocation, kernel selection): pay it before serving.
     cached.embed([_WARM_UP])

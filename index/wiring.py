@@ -231,12 +231,14 @@ def build_service(
     policies: PolicySet | None = None,
     clock: Callable[[], float] = time.time,
     pack: LanguagePack | None = None,
+    word_vectors: WordVectors | None = None,
 ) -> Service:
     """Ledger, policies, the exact-fuzzy-semantic funnel and the judge, from ``settings``.
 
-    Pass ``embedder`` and ``pair_scorer`` to share models between services, ``policies`` to
-    replace the stored and file policies (calibration scores pairs under candidate policies
-    this way), ``pack`` to read words through another language pack than English.
+    Pass ``embedder``, ``pair_scorer`` and ``word_vectors`` (the shipped single-word table,
+    else loaded here) to share models between services, ``policies`` to replace the stored
+    and file policies (calibration scores pairs under candidate policies this way), ``pack``
+    to read words through another language pack than English.
     """
     model = embedder if embedder is not None else build_embedder(settings)
     ledger = build_ledger(settings)
@@ -252,7 +254,10 @@ def build_service(
                 f"the text reader detects English only; a pack for {list(pack.languages)}"
                 " needs a reader of its own"
             )
-        rules = pack.verifier(word_cosine(cached, WordVectors.load(model_id=cached.model_id)))
+        if word_vectors is None:
+            word_vectors = WordVectors.load(model_id=cached.model_id)
+        # A table of another model than this embedder's is ignored (word_cosine checks).
+        rules = pack.verifier(word_cosine(cached, word_vectors))
         verifiers = build_verifier(settings, rules, pair_scorer)
         semantic = SemanticStage(cached, FaissGroupIndex(dim=cached.dims), verifiers)
         keys = SqlKeyStore(ledger.db)

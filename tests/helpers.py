@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
+from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
+from tooldedup.api.settings import Settings
 from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack
 from tooldedup.dedup.ledger.database import Database
@@ -23,6 +25,12 @@ EMAIL = {
     "subject": "Q3 report",
     "body": "Hi Bob, the Q3 report is attached. Let me know if you have any questions.",
 }
+
+
+class MakeApp(Protocol):
+    """The ``make_app`` fixture: ``create_app`` with the run's shared models."""
+
+    def __call__(self, settings: Settings, **options: Any) -> FastAPI: ...
 
 
 def check(client: TestClient, args: dict[str, Any], **extra: Any) -> dict[str, Any]:

@@ -38,8 +38,17 @@ def _run_as() -> dict[str, Any]:
     try:
         pwd.getpwnam(_SERVICE_USER)
     except KeyError:
-        subprocess.run(["useradd", "-M", "-s", "/usr/sbin/nologin", _SERVICE_USER], check=True)
+        command = ["useradd", "-M", "-s", "/usr/sbin/nologin", _SERVICE_USER]
+        made = subprocess.run(command, capture_output=True, text=True)
+        # 9: the user exists, made meanwhile by another test process.
+        if made.returncode not in (0, 9):
+            raise RuntimeError(f"useradd failed: {made.stderr}") from None
     return {"user": _SERVICE_USER}
+
+
+def _name(url: str) -> str:
+    """The database a URL of ``LocalPostgres.url`` names."""
+    return url.split("@/", 1)[1].split("?", 1)[0]
 
 
 class LocalPostgres:
@@ -81,12 +90,18 @@ class LocalPostgres:
         """A libpq URL for ``database`` on this cluster's socket."""
         return f"postgresql://postgres@/{database}?host={self.root}"
 
-    def create_database(self) -> str:
-        """A new empty database; its URL."""
+    def create_database(self, template: str | None = None) -> str:
+        """A new database, empty or a copy of the one at URL ``template``; its URL."""
         name = "t_" + uuid.uuid4().hex[:12]
+        copied = "" if template is None else f' TEMPLATE "{_name(template)}"'
         with psycopg.connect(self.url(), autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"{copied}')
         return self.url(name)
+
+    def drop_database(self, url: str) -> None:
+        """Drop the database ``create_database`` made at ``url``, closing what it left open."""
+        with psycopg.connect(self.url(), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{_name(url)}" WITH (FORCE)')
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections."""

@@ -16,19 +16,19 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import EMAIL, store_as_left_by
+from tests.helpers import EMAIL, MakeApp, store_as_left_by
 from tests.server import serve
-from tooldedup.api.app import create_app
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.ledger.database import Database
 from tooldedup.dedup.ledger.sql import SqlLedger
 from tooldedup.dedup.policy import policy_from_mapping
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.records import Scope, ToolCall
 from tooldedup.index.settings import ServiceSettings
 from tooldedup.index.wiring import build_service
+from tooldedup.index.word_vectors import WordVectors
 
 _CLI = [sys.executable, "-m", "tooldedup.api.cli"]
 
@@ -44,10 +44,10 @@ def _auth(token: str) -> dict[str, str]:
 
 
 def test_without_keys_local_callers_are_served_as_before(
-    tmp_path: Path, model_cache: Path, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, model_cache: Path, make_app: MakeApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
-    app = create_app(settings, embedder=embedder)
+    app = make_app(settings)
     body = {"session_id": "s1", "tool": "send_email", "args": EMAIL}
     with TestClient(app, client=("127.0.0.1", 5000)) as local:
         assert local.post("/v1/check", json=body).json()["decision"] == "proceed"
@@ -58,17 +58,17 @@ def test_without_keys_local_callers_are_served_as_before(
         assert refused.json()["error"]["code"] == "unauthorized"
     # Once a key exists, no caller goes without one, local or not.
     token = _key(str(settings.db_path), capsys, "default", "agent")
-    with TestClient(create_app(settings, embedder=embedder), client=("127.0.0.1", 5000)) as local:
+    with TestClient(make_app(settings), client=("127.0.0.1", 5000)) as local:
         assert local.post("/v1/check", json=body).status_code == 401
         again = local.post("/v1/check", json=body, headers=_auth(token)).json()
         assert again["decision"] == "in_progress"  # the default tenant's call, from before
 
 
 def test_the_api_key_setting_is_the_default_admin(
-    tmp_path: Path, model_cache: Path, embedder: Embedder
+    tmp_path: Path, model_cache: Path, make_app: MakeApp
 ) -> None:
     settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache, api_key="s3cret")
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+    with TestClient(make_app(settings)) as client:
         assert client.get("/v1/keys").status_code == 401
         made = client.post("/v1/keys", json={"role": "reader"}, headers=_auth("s3cret"))
         assert made.status_code == 201
@@ -123,7 +123,7 @@ _RESTORE = "tooldedup keys create --tenant default --role admin"
 def test_with_every_key_revoked_the_401_says_how_to_get_back_in(
     tmp_path: Path,
     model_cache: Path,
-    embedder: Embedder,
+    make_app: MakeApp,
     capsys: pytest.CaptureFixture[str],
     sent: str,
     revoke_all: bool,
@@ -134,7 +134,7 @@ def test_with_every_key_revoked_the_401_says_how_to_get_back_in(
     admin = _key(db, capsys, "default", "admin")
     spare = _key(db, capsys, "default", "agent")
     headers = {"none": {}, "wrong": _auth("tdk_0123456789abcdef_nope"), "revoked": _auth(spare)}
-    with TestClient(create_app(settings, embedder=embedder), client=("127.0.0.1", 5000)) as local:
+    with TestClient(make_app(settings), client=("127.0.0.1", 5000)) as local:
         spared = local.delete(f"/v1/keys/{spare.split('_')[1]}", headers=_auth(admin))
         assert spared.status_code == 200
         if revoke_all:
@@ -147,7 +147,7 @@ def test_with_every_key_revoked_the_401_says_how_to_get_back_in(
     if names_the_command:
         # The command named is the way back in.
         restored = _key(db, capsys, "default", "admin")
-        with TestClient(create_app(settings, embedder=embedder)) as local:
+        with TestClient(make_app(settings)) as local:
             assert local.get("/v1/keys", headers=_auth(restored)).status_code == 200
 
 
@@ -165,7 +165,7 @@ def test_with_every_key_revoked_the_401_says_how_to_get_back_in(
 def test_the_review_page_asks_whether_it_needs_a_key_and_is_never_refused(
     tmp_path: Path,
     model_cache: Path,
-    embedder: Embedder,
+    make_app: MakeApp,
     capsys: pytest.CaptureFixture[str],
     client_address: str,
     key_role: str | None,
@@ -179,7 +179,7 @@ def test_the_review_page_asks_whether_it_needs_a_key_and_is_never_refused(
     headers = {}
     if sent is not None:
         headers = _auth(token if sent == key_role and token is not None else sent)
-    app = create_app(settings, embedder=embedder)
+    app = make_app(settings)
     with TestClient(app, client=(client_address, 5000)) as caller:
         answer = caller.get("/ui/access", headers=headers)
         assert answer.status_code == 200, answer.text
@@ -229,7 +229,7 @@ def test_a_store_from_before_tenants_becomes_the_default_tenants(
 
 @pytest.fixture(scope="module")
 def two_tenants(
-    tmp_path_factory: pytest.TempPathFactory, model_cache: Path, embedder: Embedder
+    tmp_path_factory: pytest.TempPathFactory, model_cache: Path, make_app: MakeApp
 ) -> Iterator[tuple[TestClient, dict[str, str]]]:
     """One service shared by the examples of the property below, with an agent key each."""
     db = tmp_path_factory.mktemp("tenants") / "ledger.db"
@@ -245,7 +245,7 @@ def two_tenants(
             check=True,
         )
         tokens[tenant] = out.stdout.strip()
-    app = create_app(Settings(db_path=db, cache_dir=model_cache), embedder=embedder)
+    app = make_app(Settings(db_path=db, cache_dir=model_cache))
     with TestClient(app) as client:
         yield client, tokens
 
@@ -332,12 +332,18 @@ def test_interleaved_tenants_never_cross(
 
 
 def test_a_tenants_long_window_keeps_only_its_own_calls(
-    tmp_path: Path, model_cache: Path, embedder: Embedder
+    tmp_path: Path,
+    model_cache: Path,
+    embedder: Embedder,
+    pair_scorer: PairScorer,
+    word_vectors: WordVectors,
 ) -> None:
     now = [1_000_000.0]
     built = build_service(
         ServiceSettings(db_path=tmp_path / "ledger.db", cache_dir=model_cache),
         embedder=embedder,
+        pair_scorer=pair_scorer,
+        word_vectors=word_vectors,
         clock=lambda: now[0],
     )
     service = built.service

@@ -8,10 +8,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import EMAIL, check, complete
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp, check, complete
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.protocols import Embedder
 
 
 def _error(response: Any, status: int) -> str:
@@ -189,9 +187,9 @@ def test_unknown_route_is_json(client: TestClient) -> None:
     assert _error(client.get("/v1/check"), 405) == "method_not_allowed"
 
 
-def test_api_key(settings: Settings, embedder: Embedder) -> None:
+def test_api_key(settings: Settings, make_app: MakeApp) -> None:
     secured = Settings(db_path=settings.db_path, cache_dir=settings.cache_dir, api_key="s3cret")
-    with TestClient(create_app(secured, embedder=embedder)) as client:
+    with TestClient(make_app(secured)) as client:
         assert client.get("/healthz").status_code == 200
         body = {"session_id": "s", "tool": "t", "args": {}}
         assert _error(client.post("/v1/check", json=body), 401) == "unauthorized"

@@ -10,11 +10,9 @@ import pytest
 from fastapi.testclient import TestClient
 
 from tests.fake_llm import FakeLLM, Reply, fake_llm, verdict
-from tests.helpers import EMAIL, check, complete
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp, check, complete
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.ledger import SqliteLedger
-from tooldedup.dedup.protocols import Embedder
 
 REWORDED = {
     **EMAIL,
@@ -31,11 +29,13 @@ def llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def judged(settings: Settings, embedder: Embedder, llm: FakeLLM) -> Iterator[TestClient]:
+def judged(settings: Settings, make_app: MakeApp, llm: FakeLLM) -> Iterator[TestClient]:
+    # A deadline a loaded machine still meets (0.5 s timed out once, on a first verdict);
+    # the timeout case below replies after 2 s, past it.
     configured = replace(
-        settings, judge_base_url=llm.url, judge_model="m", judge_timeout_seconds=0.5
+        settings, judge_base_url=llm.url, judge_model="m", judge_timeout_seconds=1.5
     )
-    with TestClient(create_app(configured, embedder=embedder)) as client:
+    with TestClient(make_app(configured)) as client:
         yield client
 
 

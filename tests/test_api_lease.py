@@ -8,11 +8,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import EMAIL, check, complete
+from tests.helpers import EMAIL, MakeApp, check, complete
 from tests.test_tenants import auth, make_key
-from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.protocols import Embedder, PairScorer
 
 
 class _Clock:
@@ -31,11 +29,9 @@ def clock() -> _Clock:
 
 
 @pytest.fixture
-def client(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: _Clock
-) -> Iterator[TestClient]:
+def client(settings_on_both: Settings, make_app: MakeApp, clock: _Clock) -> Iterator[TestClient]:
     """A fresh app on SQLite, then on PostgreSQL, with send_email leased for 10 s."""
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    app = make_app(settings_on_both, clock=clock)
     with TestClient(app) as test_client:
         put = test_client.put("/v1/tools/send_email/policy", json={"lease_seconds": 10})
         assert put.status_code == 200, put.text
@@ -141,7 +137,7 @@ def test_a_body_that_is_not_json_is_400(client: TestClient) -> None:
 
 
 def test_another_tenant_or_a_reader_cannot_extend_a_lease(
-    settings_on_both: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+    settings_on_both: Settings, make_app: MakeApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
     settings = settings_on_both
     keys = {
@@ -152,7 +148,7 @@ def test_another_tenant_or_a_reader_cannot_extend_a_lease(
             ("beta", "beta", "agent"),
         ]
     }
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+    with TestClient(make_app(settings)) as client:
         body = {"session_id": "s1", "tool": "send_email", "args": EMAIL}
         claimed = client.post("/v1/check", json=body, headers=auth(keys["acme"])).json()
         path = f"/v1/calls/{claimed['call_id']}/lease"

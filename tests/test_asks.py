@@ -15,12 +15,10 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import check, complete
+from tests.helpers import MakeApp, check, complete
 from tests.test_tenants import auth, make_key
-from tooldedup.api.app import create_app
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.errors import StoreUnavailable
-from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.index.wiring import build_ledger
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
@@ -46,10 +44,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def client(
-    settings: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
-) -> Iterator[TestClient]:
-    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+def client(settings: Settings, make_app: MakeApp, clock: Clock) -> Iterator[TestClient]:
+    app = make_app(settings, clock=clock)
     with TestClient(app) as test_client:
         yield test_client
 
@@ -274,11 +270,11 @@ def test_token_misuse_runs_nothing(
 
 
 def test_token_of_another_tenant_is_unknown(
-    settings: Settings, embedder: Embedder, capsys: pytest.CaptureFixture[str]
+    settings: Settings, make_app: MakeApp, capsys: pytest.CaptureFixture[str]
 ) -> None:
     acme = make_key(settings, capsys, "acme", "agent")
     beta = make_key(settings, capsys, "beta", "agent")
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+    with TestClient(make_app(settings)) as client:
         for key in (acme, beta):
             body = {"session_id": "s1", "tool": "send_email", "args": FIRST}
             first = client.post("/v1/check", json=body, headers=auth(key)).json()
@@ -432,11 +428,11 @@ def test_ask_unconfirmed_asks_about_matches_the_verifier_only_did_not_object_to(
 
 
 def test_asks_across_both_stores(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+    settings_on_both: Settings, make_app: MakeApp, clock: Clock
 ) -> None:
     """Tokens live in the store: asked, confirmed once, refused after, on SQLite and
     PostgreSQL alike (and so across workers sharing one)."""
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    app = make_app(settings_on_both, clock=clock)
     with TestClient(app) as client:
         _sent(client)
         asked = [_ask(client) for _ in range(2)]
@@ -577,15 +573,15 @@ def test_any_one_character_changed_is_refused(
 
 
 def test_a_token_survives_a_restart(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+    settings_on_both: Settings, make_app: MakeApp, clock: Clock
 ) -> None:
     """The secret is the store's: a token handed out before a restart confirms after it."""
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    app = make_app(settings_on_both, clock=clock)
     with TestClient(app) as client:
         _sent(client)
         asked = _ask(client)
     clock.now += 300
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+    app = make_app(settings_on_both, clock=clock)
     with TestClient(app) as client:
         token = asked["ask"]["confirm_token"]
         confirmed = check(client, AGAIN, confirm_token=token)
@@ -595,7 +591,7 @@ def test_a_token_survives_a_restart(
 
 
 def test_services_built_together_on_a_fresh_store_share_one_secret(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer, clock: Clock
+    settings_on_both: Settings, make_app: MakeApp, clock: Clock
 ) -> None:
     """Two services (workers, replicas) started at once on a new store make one secret:
     either takes the other's tokens, and spends each once."""
@@ -603,7 +599,7 @@ def test_services_built_together_on_a_fresh_store_share_one_secret(
 
     def build(_: int) -> Any:
         start.wait()
-        return create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer, clock=clock)
+        return make_app(settings_on_both, clock=clock)
 
     with ThreadPoolExecutor(2) as pool:
         one_app, two_app = pool.map(build, range(2))

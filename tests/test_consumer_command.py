@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import queue
 import signal
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
+from typing import IO
 
 import pytest
 from tooldedup_client.consumer.broker import BrokerUnavailable
@@ -128,16 +130,37 @@ def test_a_signal_stops_the_consumer_while_the_broker_is_unreachable(
 ) -> None:
     # Port 1 refuses connections: the consumer waits out the broker, and must still stop.
     argv = [str(CONSUMER), *REDIS, "--handler", "json:dumps", "--server", "http://127.0.0.1:1"]
-    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        time.sleep(1.0)
-        assert process.poll() is None, process.communicate()[1]
-        process.send_signal(sig)
-        _, err = process.communicate(timeout=10)
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.communicate()
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def read(stream: IO[str]) -> None:
+        for line in stream:
+            lines.put(line)
+        lines.put(None)
+
+    seen: list[str] = []
+    with subprocess.Popen(
+        argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    ) as process:
+        assert process.stderr is not None
+        reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
+        reader.start()
+        try:
+            # Signalled once it says it waits for the broker (its handlers are set by then),
+            # not after a fixed sleep, which a slow start could outlast.
+            while not any("could not connect to the broker" in line for line in seen):
+                line = lines.get(timeout=60)  # a hang guard, not a timing assertion
+                assert line is not None, "".join(seen)
+                seen.append(line)
+            process.send_signal(sig)
+            process.wait(timeout=10)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+            reader.join(timeout=10)
+    while (line := lines.get_nowait()) is not None:
+        seen.append(line)
+    err = "".join(seen)
     assert process.returncode == 0, err
     assert "could not connect to the broker" in err
     assert "stopped while trying to connect to the broker" in err

@@ -7,6 +7,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -38,9 +40,21 @@ def _fresh_venv(root: Path, tree: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def builds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Future[Path]]]:
+    """Both fresh venvs, built side by side (each pip mostly waits on one core)."""
+    with ThreadPoolExecutor(2) as pool:
+        yield {
+            "server": pool.submit(_fresh_venv, tmp_path_factory.mktemp("user-venv"), ROOT),
+            "client": pool.submit(
+                _fresh_venv, tmp_path_factory.mktemp("client-venv"), ROOT / "client"
+            ),
+        }
+
+
+@pytest.fixture(scope="module")
+def venv(builds: dict[str, Future[Path]]) -> Path:
     """A fresh venv with nothing but `pip install <checkout>` (not editable)."""
-    return _fresh_venv(tmp_path_factory.mktemp("user-venv"), ROOT)
+    return builds["server"].result()
 
 
 def _run(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -162,9 +176,9 @@ def test_torch_backend_names_the_extra_it_needs(venv: Path, tmp_path: Path) -> N
 
 
 @pytest.fixture(scope="module")
-def client_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def client_venv(builds: dict[str, Future[Path]]) -> Path:
     """A fresh venv with nothing but `pip install ./client`."""
-    return _fresh_venv(tmp_path_factory.mktemp("client-venv"), ROOT / "client")
+    return builds["client"].result()
 
 
 def test_the_client_installs_httpx_and_nothing_heavy(client_venv: Path, tmp_path: Path) -> None:

@@ -56,7 +56,7 @@ def ledger(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlLedger
     if request.param == "sqlite":
         store = SqliteLedger(tmp_path / "ledger.db")
     else:
-        store = PostgresLedger(request.getfixturevalue("postgres").create_database())
+        store = PostgresLedger(request.getfixturevalue("postgres_url"))
     yield store
     store.close()
 

@@ -10,14 +10,12 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import EMAIL, check, complete
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp, check, complete
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
 from tooldedup.calibration.command import predicted_changes
 from tooldedup.calibration.samples import samples_from_log
 from tooldedup.dedup.policy import PolicySet
-from tooldedup.dedup.protocols import Embedder, PairScorer
 
 UNSURE = {
     **EMAIL,
@@ -26,10 +24,8 @@ UNSURE = {
 
 
 @pytest.fixture
-def client(
-    settings_on_both: Settings, embedder: Embedder, pair_scorer: PairScorer
-) -> Iterator[TestClient]:
-    app = create_app(settings_on_both, embedder=embedder, pair_scorer=pair_scorer)
+def client(settings_on_both: Settings, make_app: MakeApp) -> Iterator[TestClient]:
+    app = make_app(settings_on_both)
     with TestClient(app) as test_client:
         yield test_client
 

@@ -15,8 +15,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.helpers import EMAIL, check, complete
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp, check, complete
 from tooldedup.api.settings import Settings
 from tooldedup.calibration.train_pair_model import TextPair, _batches, export, text_pairs, train
 from tooldedup.calibration.train_pair_model import main as train_main
@@ -24,7 +23,7 @@ from tooldedup.dedup.english import RuleVerifier
 from tooldedup.dedup.errors import ConfigurationError
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.policy import ToolPolicy
-from tooldedup.dedup.protocols import Embedder, PairScorer
+from tooldedup.dedup.protocols import PairScorer
 from tooldedup.dedup.verifier import VerdictKind
 from tooldedup.index import OnnxPairScorer, load_pair_model, pair_model_dir
 from tooldedup.index.packaged_model import file_sha256
@@ -307,7 +306,7 @@ _READ_APART = [
 @pytest.mark.parametrize(("first", "second"), _READ_APART)
 def test_through_http_the_pair_model_keeps_apart_what_the_rules_let_through(
     tmp_path: Path,
-    embedder: Embedder,
+    make_app: MakeApp,
     pair_scorer: PairScorer,
     first: str,
     second: str,
@@ -317,7 +316,7 @@ def test_through_http_the_pair_model_keeps_apart_what_the_rules_let_through(
         policy = tmp_path / f"{pair_model}.toml"
         policy.write_text(f"[defaults]\npair_model = {str(pair_model).lower()}\n")
         settings = Settings(db_path=tmp_path / f"{pair_model}.db", policy_path=policy)
-        app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+        app = make_app(settings)
         with TestClient(app) as client:
             health = client.get("/healthz").json()
             assert health["pair_model"] == pair_scorer.model_id
@@ -442,11 +441,11 @@ def _answer(client: TestClient, first: str, second: str) -> dict[str, object]:
     ],
 )
 def test_through_http_a_reworded_flip_proceeds_whatever_the_bars(
-    tmp_path: Path, embedder: Embedder, pair_scorer: PairScorer, first: str, second: str
+    tmp_path: Path, make_app: MakeApp, first: str, second: str
 ) -> None:
     # Bars as lenient as they go: only the rules stand between these and a merge.
     settings = Settings(db_path=tmp_path / "t.db", min_logit_same=-50, min_logit_confirm=-50)
-    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+    app = make_app(settings)
     with TestClient(app) as client:
         answer = _answer(client, first, second)
     assert answer["decision"] == "proceed", answer["explain"]
@@ -467,7 +466,7 @@ _LOW_COSINE_PARAPHRASE = (
 
 
 def test_through_http_a_confirmed_match_under_the_borderline_band_is_a_duplicate(
-    tmp_path: Path, embedder: Embedder, pair_scorer: PairScorer
+    tmp_path: Path, make_app: MakeApp
 ) -> None:
     stored, proposed = _LOW_COSINE_PARAPHRASE
     cases = [
@@ -483,7 +482,7 @@ def test_through_http_a_confirmed_match_under_the_borderline_band_is_a_duplicate
         settings = Settings(
             db_path=tmp_path / f"{i}.db", pair_model=pair_model, min_logit_confirm=confirm
         )
-        app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+        app = make_app(settings)
         with TestClient(app) as client:
             policy: dict[str, object] = {"pair_model": True}
             if floor is not None:
@@ -516,8 +515,7 @@ _NEGATED_UNDER_THE_BAND = [
 @pytest.mark.parametrize(("stored", "proposed"), _NEGATED_UNDER_THE_BAND)
 def test_through_http_a_negation_under_the_borderline_band_is_never_confirmed(
     tmp_path: Path,
-    embedder: Embedder,
-    pair_scorer: PairScorer,
+    make_app: MakeApp,
     scorer: OnnxPairScorer,
     stored: str,
     proposed: str,
@@ -527,7 +525,7 @@ def test_through_http_a_negation_under_the_borderline_band_is_never_confirmed(
     assert logit >= 3.0  # the model alone would confirm them at min_logit_confirm 3
     assert RuleVerifier().compare(stored, proposed).kind is VerdictKind.NO_OBJECTION
     settings = Settings(db_path=tmp_path / "t.db", min_logit_confirm=3.0)
-    app = create_app(settings, embedder=embedder, pair_scorer=pair_scorer)
+    app = make_app(settings)
     with TestClient(app) as client:
         put = client.put("/v1/tools/post/policy", json={"min_cosine_confirmed": 0.75})
         assert put.status_code == 200, put.text

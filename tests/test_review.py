@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import EMAIL
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.ledger.base import LogEntry
-from tooldedup.dedup.protocols import Embedder
 
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
 
@@ -48,8 +46,8 @@ def keys(settings: Settings, capsys: pytest.CaptureFixture[str]) -> dict[str, st
 
 
 @pytest.fixture
-def client(settings: Settings, embedder: Embedder, keys: dict[str, str]) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+def client(settings: Settings, make_app: MakeApp, keys: dict[str, str]) -> Iterator[TestClient]:
+    with TestClient(make_app(settings)) as client:
         yield client
 
 
@@ -217,10 +215,10 @@ def test_a_time_at_the_ends_of_the_calendar_is_a_422_or_an_empty_page(
 
 
 def test_time_filters_keep_a_slow_check_and_those_that_finished_while_it_ran(
-    settings: Settings, embedder: Embedder, keys: dict[str, str]
+    settings: Settings, make_app: MakeApp, keys: dict[str, str]
 ) -> None:
     """Rows are logged in the order checks finished; times are when they arrived."""
-    app = create_app(settings, embedder=embedder)
+    app = make_app(settings)
     with TestClient(app) as client:
         ledger = app.state.service._ledger
         # Recent times: the log's retention purges old entries.
@@ -270,10 +268,10 @@ def _entry(check_id: str, ts: float) -> LogEntry:
 
 
 def test_a_keyless_service_answers_only_its_own_host_names(
-    tmp_path: Path, model_cache: Path, embedder: Embedder
+    tmp_path: Path, model_cache: Path, make_app: MakeApp
 ) -> None:
     settings = Settings(db_path=tmp_path / "ledger.db", cache_dir=model_cache)
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+    with TestClient(make_app(settings)) as client:
         assert client.get("/v1/log").status_code == 200
         assert client.get("/v1/log", headers={"Host": "localhost:8000"}).status_code == 200
         # A rebinding page's own name, pointed at 127.0.0.1: no data without a key.

@@ -12,11 +12,12 @@ from tooldedup.dedup.canonical import stable_hash
 from tooldedup.dedup.errors import NotFound
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.policy import BorderlineAction, CompareMode, PolicySet, ToolPolicy
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallStatus, DecisionKind, FailureClass, Outcome, Stage, ToolCall
 from tooldedup.dedup.service import DedupService
 from tooldedup.index import CachedEmbedder, Service, ServiceSettings, build_service
+from tooldedup.index.word_vectors import WordVectors
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
 REWORDED = "Hello Bob, I have attached the Q3 report. Tell me if anything is unclear."
@@ -34,13 +35,17 @@ Build = Callable[..., tuple[DedupService, CachedEmbedder]]
 
 
 @pytest.fixture
-def build(tmp_path: Path, embedder: Embedder) -> Iterator[Build]:
+def build(
+    tmp_path: Path, embedder: Embedder, pair_scorer: PairScorer, word_vectors: WordVectors
+) -> Iterator[Build]:
     built: list[Service] = []
 
     def make(policy: ToolPolicy | None = None, clock: Clock | None = None):  # type: ignore[no-untyped-def]
         service = build_service(
             ServiceSettings(db_path=tmp_path / "ledger.db"),
             embedder=embedder,
+            pair_scorer=pair_scorer,
+            word_vectors=word_vectors,
             policies=PolicySet(policy or ToolPolicy()),
             clock=clock or Clock(),
         )

@@ -10,11 +10,12 @@ import pytest
 
 from tooldedup.dedup.errors import IdempotencyKeyReused
 from tooldedup.dedup.policy import PolicySet, policy_from_mapping
-from tooldedup.dedup.protocols import Embedder
+from tooldedup.dedup.protocols import Embedder, PairScorer
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallStatus, DecisionKind, Outcome, ToolCall
 from tooldedup.dedup.service import ATTEMPT_REPEAT_SECONDS, DedupService
 from tooldedup.index import Service, ServiceSettings, build_service
+from tooldedup.index.word_vectors import WordVectors
 
 START = 1_714_554_000.0  # 2024-05-01T09:00:00Z
 
@@ -33,10 +34,18 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def service(tmp_path: Path, embedder: Embedder, clock: Clock) -> Iterator[DedupService]:
+def service(
+    tmp_path: Path,
+    embedder: Embedder,
+    pair_scorer: PairScorer,
+    word_vectors: WordVectors,
+    clock: Clock,
+) -> Iterator[DedupService]:
     built: Service = build_service(
         ServiceSettings(db_path=tmp_path / "ledger.db"),
         embedder=embedder,
+        pair_scorer=pair_scorer,
+        word_vectors=word_vectors,
         policies=PolicySet(),
         clock=clock,
     )

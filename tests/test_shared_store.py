@@ -22,7 +22,7 @@ import httpx
 import pytest
 
 from tests.postgres import LocalPostgres
-from tests.server import serve, serve_process
+from tests.server import serve_processes
 
 pytestmark = pytest.mark.slow
 
@@ -38,23 +38,23 @@ _ENDS = (".", "!", " .", "..", "", "!!", " !", "...", ". .", "!.")
 PARAPHRASES = [f"Hi Bob, {core}{end}" for end in _ENDS for core in _CORES]
 
 
-def _store(backend: str, tmp_path: Path, postgres: LocalPostgres | None) -> str:
-    if backend == "postgres":
-        assert postgres is not None
-        return postgres.create_database()
-    return str(tmp_path / "shared.db")
-
-
-@pytest.fixture(params=["postgres", "sqlite"])
+@pytest.fixture(scope="module", params=["postgres", "sqlite"])
 def replicas(
-    request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    model_cache: Path,
 ) -> Iterator[list[httpx.Client]]:
-    """Two servers of two workers each on one store: four processes."""
-    backend = request.param
-    postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
-    store = _store(backend, tmp_path, postgres)
+    """Two servers of two workers each on one store: four processes, started once per
+    backend (about 10 s); the tests on them use sessions and tools of their own."""
     with ExitStack() as stack:
-        yield [stack.enter_context(serve(store, model_cache, "--workers", "2")) for _ in range(2)]
+        if request.param == "postgres":
+            postgres: LocalPostgres = request.getfixturevalue("postgres")
+            store = postgres.create_database()
+            stack.callback(postgres.drop_database, store)
+        else:
+            store = str(tmp_path_factory.mktemp("shared") / "shared.db")
+        servers = serve_processes(store, model_cache, "--workers", "2", count=2)
+        yield [client for client, _ in stack.enter_context(servers)]
 
 
 def _wait_for(predicate: Any, what: str, seconds: float = 120.0) -> None:
@@ -113,15 +113,14 @@ def test_concurrent_paraphrases_give_one_proceed_per_round(replicas: list[httpx.
 def test_sigkill_of_a_replica_loses_no_acknowledged_claim(
     backend: str, request: pytest.FixtureRequest, tmp_path: Path, model_cache: Path
 ) -> None:
-    postgres = request.getfixturevalue("postgres") if backend == "postgres" else None
-    store = _store(backend, tmp_path, postgres)
+    if backend == "postgres":
+        store = request.getfixturevalue("postgres_url")
+    else:
+        store = str(tmp_path / "shared.db")
     acknowledged: list[tuple[str, str]] = []
     lock = threading.Lock()
     counter = itertools.count()
-    with (
-        serve(store, model_cache) as survivor,
-        serve_process(store, model_cache) as (victim, victim_process),
-    ):
+    with serve_processes(store, model_cache, count=2) as [(survivor, _), (victim, victim_process)]:
         stop = threading.Event()
 
         def load(client: httpx.Client) -> None:
@@ -169,11 +168,8 @@ def _model_calls(client: httpx.Client) -> float:
     raise AssertionError("no tooldedup_model_calls in /metrics")
 
 
-def test_a_replica_never_embeds_what_another_embedded(
-    postgres: LocalPostgres, model_cache: Path
-) -> None:
-    store = postgres.create_database()
-    with serve(store, model_cache) as first, serve(store, model_cache) as second:
+def test_a_replica_never_embeds_what_another_embedded(postgres_url: str, model_cache: Path) -> None:
+    with serve_processes(postgres_url, model_cache, count=2) as [(first, _), (second, _)]:
         text = "Reminder: the quarterly review moved to the large meeting room."
         before = _model_calls(first)
         assert _check(first, "one", text)["decision"] == "proceed"

@@ -11,11 +11,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.helpers import EMAIL
-from tooldedup.api.app import create_app
+from tests.helpers import EMAIL, MakeApp
 from tooldedup.api.cli import main
 from tooldedup.api.settings import Settings
-from tooldedup.dedup.protocols import Embedder
 
 
 @pytest.fixture
@@ -59,8 +57,8 @@ def keys(settings: Settings, capsys: pytest.CaptureFixture[str]) -> dict[str, st
 
 
 @pytest.fixture
-def client(settings: Settings, embedder: Embedder, keys: dict[str, str]) -> Iterator[TestClient]:
-    with TestClient(create_app(settings, embedder=embedder)) as client:
+def client(settings: Settings, make_app: MakeApp, keys: dict[str, str]) -> Iterator[TestClient]:
+    with TestClient(make_app(settings)) as client:
         yield client
 
 
@@ -365,10 +363,10 @@ def test_key_requests_that_make_no_sense_are_refused(
 
 
 def test_making_keys_never_buys_a_faster_rate(
-    settings: Settings, embedder: Embedder, keys: dict[str, str]
+    settings: Settings, make_app: MakeApp, keys: dict[str, str]
 ) -> None:
     limited = dataclasses.replace(settings, rate_per_second=100.0, rate_burst=50)
-    with TestClient(create_app(limited, embedder=embedder)) as client:
+    with TestClient(make_app(limited)) as client:
         admin = auth(keys["acme-admin"])
         faster = client.post(
             "/v1/keys", json={"role": "agent", "rate_per_second": 1e6}, headers=admin

@@ -21,28 +21,21 @@ def model() -> OnnxEmbedder:
     return OnnxEmbedder.packaged()
 
 
-@pytest.fixture(scope="module")
-def table() -> WordVectors:
-    loaded = WordVectors.load()
-    assert loaded is not None
-    return loaded
-
-
-def test_shipped_files_match_their_header(table: WordVectors) -> None:
+def test_shipped_files_match_their_header(word_vectors: WordVectors) -> None:
     folder = packaged_model_dir()
     meta = json.loads((folder / WORD_VECTORS_NAME).read_text(encoding="utf-8"))
     assert file_sha256(folder / meta["vectors"]) == meta["vectors_sha256"]
     assert file_sha256(folder / meta["words"]) == meta["words_sha256"]
-    assert meta["model_id"] == PackagedModel.load().model_id == table.model_id
-    assert len(table) == len(vocabulary_words(PackagedModel.load().tokenizer_path)) > 20_000
+    assert meta["model_id"] == PackagedModel.load().model_id == word_vectors.model_id
+    assert len(word_vectors) == len(vocabulary_words(PackagedModel.load().tokenizer_path)) > 20_000
 
 
-def test_each_vector_is_the_models_own(model: OnnxEmbedder, table: WordVectors) -> None:
+def test_each_vector_is_the_models_own(model: OnnxEmbedder, word_vectors: WordVectors) -> None:
     words = vocabulary_words(PackagedModel.load().tokenizer_path)
     sample = random.Random(7).sample(words, 200)
     computed = model.embed(sample)
     for word, vector in zip(sample, computed, strict=True):
-        stored = table.get(word)
+        stored = word_vectors.get(word)
         assert stored is not None
         assert stored.dtype == np.float32
         assert np.max(np.abs(stored - vector)) < 2e-3
@@ -57,11 +50,11 @@ def test_cosines_from_the_table_equal_the_models(model: OnnxEmbedder) -> None:
 
 
 @pytest.mark.parametrize("word", ["Buy", "e-mail", "x", "qzxqzxqzx", "café", ""])
-def test_words_outside_the_table_go_to_the_model(model: OnnxEmbedder, word: str) -> None:
-    table = WordVectors.load()
-    assert table is not None
-    assert table.get(word) is None
-    cosine = word_cosine(model, table)(word, "purchase")
+def test_words_outside_the_table_go_to_the_model(
+    model: OnnxEmbedder, word_vectors: WordVectors, word: str
+) -> None:
+    assert word_vectors.get(word) is None
+    cosine = word_cosine(model, word_vectors)(word, "purchase")
     vectors = model.embed([word, "purchase"])
     assert cosine == pytest.approx(float(vectors[0] @ vectors[1]), abs=1e-6)
 

@@ -272,9 +272,12 @@ class DedupService:
         call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
         # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
         # or after a policy change: a byte-for-byte replay is still that call.
-        replay = sent_hash(call.args)
-        lookups = [(Lookup.ARGS, proposal.canonical.args_hash), (Lookup.SENT, replay)]
-        found = self._ledger.exact_match(scope, call.tool, lookups, since, step)
+        # One lookup at a time: an exact duplicate, the hot path, is found by the first.
+        canonical = [(Lookup.ARGS, proposal.canonical.args_hash)]
+        found = self._ledger.exact_match(scope, call.tool, canonical, since, step)
+        if found is None:
+            replay = [(Lookup.SENT, sent_hash(call.args))]
+            found = self._ledger.exact_match(scope, call.tool, replay, since, step)
         if found is None and self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args

@@ -273,18 +273,19 @@ class DedupService:
         # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
         # or after a policy change: a byte-for-byte replay is still that call.
         # One lookup at a time: an exact duplicate, the hot path, is found by the first.
-        canonical = [(Lookup.ARGS, proposal.canonical.args_hash)]
-        found = self._ledger.exact_match(scope, call.tool, canonical, since, step)
+        args_hash = proposal.canonical.args_hash
+        found = self._ledger.exact_match(scope, call.tool, Lookup.ARGS, args_hash, since, step)
         if found is None:
-            replay = [(Lookup.SENT, sent_hash(call.args))]
-            found = self._ledger.exact_match(scope, call.tool, replay, since, step)
+            sent = sent_hash(call.args)
+            found = self._ledger.exact_match(scope, call.tool, Lookup.SENT, sent, since, step)
         if found is None and self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args
             )
             if legacy is not None:
-                legacy_lookup = [(Lookup.LEGACY, legacy)]
-                found = self._ledger.exact_match(scope, call.tool, legacy_lookup, since, step)
+                found = self._ledger.exact_match(
+                    scope, call.tool, Lookup.LEGACY, legacy, since, step
+                )
         return found
 
     def _bind_key(

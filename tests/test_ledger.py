@@ -269,27 +269,27 @@ def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
     ledger.complete(T, "old", Outcome(CallStatus.SUCCEEDED), 11.0)
     ledger.claim(_record("new", created_at=20.0, intent="ik_b"))
-    by_args = [(Lookup.ARGS, _record("x").args_hash)]
-    found = ledger.exact_match(S, "send", by_args, 0.0)
+    by_args = _record("x").args_hash
+    found = ledger.exact_match(S, "send", Lookup.ARGS, by_args, 0.0)
     assert found is not None
     assert found.call_id == "new"
-    assert ledger.exact_match(S, "send", by_args, 30.0) is None
-    assert ledger.exact_match(Scope(T, "other"), "send", by_args, 0.0) is None
+    assert ledger.exact_match(S, "send", Lookup.ARGS, by_args, 30.0) is None
+    assert ledger.exact_match(Scope(T, "other"), "send", Lookup.ARGS, by_args, 0.0) is None
     ledger.checkpoint()  # housekeeping never fails on a live database
 
 
 @pytest.mark.parametrize(
-    ("lookups", "expected"),
+    ("lookup", "digest", "expected"),
     [
-        ([("args", "H"), ("sent", "R")], "by-args"),  # the first lookup that finds one wins
-        ([("sent", "R"), ("args", "H")], "replayed"),
-        ([("args", "nothing"), ("sent", "R")], "replayed"),
-        ([("args", "nothing"), ("sent", "nothing")], None),
-        ([], None),
+        (Lookup.ARGS, "H", "by-args"),
+        (Lookup.SENT, "R", "replayed"),
+        (Lookup.ARGS, "nothing", None),
+        (Lookup.SENT, "nothing", None),
+        (Lookup.LEGACY, "H", None),  # both rows were written with their args as sent
     ],
 )
-def test_exact_match_takes_the_first_lookup_that_finds_a_call(
-    ledger: SqlLedger, lookups: list[tuple[str, str]], expected: str | None
+def test_exact_match_compares_the_hash_it_is_asked_for(
+    ledger: SqlLedger, lookup: Lookup, digest: str, expected: str | None
 ) -> None:
     raw = {"to": "A@B.CO", "body": "hello there my friend "}
     ledger.claim(_record("by-args", created_at=10.0, intent="ik_a"))
@@ -299,8 +299,7 @@ def test_exact_match_takes_the_first_lookup_that_finds_a_call(
     )
     ledger.claim(replayed)
     digests = {"H": _record("x").args_hash, "R": sent_hash(raw), "nothing": "0" * 64}
-    asked = [(Lookup(kind), digests[name]) for kind, name in lookups]
-    found = ledger.exact_match(S, "send", asked, 0.0)
+    found = ledger.exact_match(S, "send", lookup, digests[digest], 0.0)
     assert (None if found is None else found.call_id) == expected
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -147,12 +147,12 @@ class Ledger(Protocol):
         self,
         scope: Scope,
         tool: str,
-        lookups: Sequence[tuple[Lookup, str]],
+        lookup: Lookup,
+        digest: str,
         since: float,
         step: tuple[str, str] | None = None,
     ) -> CallRecord | None:
-        """The newest live call (of this step) of the first of ``lookups`` that finds one:
-        which hash to compare, and the digest."""
+        """The newest live call (of this step) whose ``lookup`` hash is ``digest``."""
         ...
 
     def has_legacy_calls(self) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -82,29 +82,20 @@ class SqlLedger(SqlLogStore, SqlAskStore):
         self,
         scope: Scope,
         tool: str,
-        lookups: Sequence[tuple[Lookup, str]],
+        lookup: Lookup,
+        digest: str,
         since: float,
         step: tuple[str, str] | None = None,
     ) -> CallRecord | None:
-        """The newest live call of the first of ``lookups`` (which hash, and its digest)
-        that finds one, each by index, not by scan: one statement for all of them."""
-        if not lookups:
-            return None
+        """The newest live call whose ``lookup`` hash is ``digest``, by index, not by scan."""
         where, params = _step_filter(step)
-        branches, values = [], []
-        for preference, (lookup, digest) in enumerate(lookups):
-            # Each branch its own newest row, through the index of its hash.
-            branches.append(
-                f"SELECT * FROM (SELECT {COLUMNS}, {preference} AS preference FROM calls"
-                f" WHERE scope = ? AND tool = ? AND tenant = ? AND {LIVE}{where}"
-                f"{_LOOKUP_SQL[lookup]} ORDER BY created_at DESC, row_id DESC LIMIT 1)"
-                f" AS lookup{preference}"
-            )
-            values += [scope.name, tool, scope.tenant, since, *params, digest]
         row = self.db.execute(
-            " UNION ALL ".join(branches) + " ORDER BY preference LIMIT 1", values
+            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
+            f" AND {LIVE}{where}{_LOOKUP_SQL[lookup]}"
+            " ORDER BY created_at DESC, row_id DESC LIMIT 1",
+            (scope.name, tool, scope.tenant, since, *params, digest),
         ).one()
-        return None if row is None else record_from_row(row)
+        return None if row is None else self._records.record(row)
 
     def has_legacy_calls(self) -> bool:
         """Whether rows written by release 0.1 (no args as sent) are still stored."""

@@ -8,6 +8,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
+from functools import lru_cache
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
@@ -50,8 +51,14 @@ def is_local_client(client: tuple[str, int] | None) -> bool:
         return True  # a Unix socket: only processes of this host reach it
     if client[0] == "testclient":
         return True
+    return _is_loopback(client[0])
+
+
+@lru_cache(maxsize=1024)
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` is a loopback address (parsed once per address: every request asks)."""
     try:
-        return ipaddress.ip_address(client[0]).is_loopback
+        return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False  # a name of unknown origin (a proxy's header): never trusted
 

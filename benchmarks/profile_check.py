@@ -1,7 +1,7 @@
 """Where a check's time goes: py-spy samples a real server while wrk drives one kind of check.
 
     python -m benchmarks.profile_check [--system off|on|baseline] [--mix semantic|exact]
-                                       [--seconds 20] [--calls 1000] [--top 40]
+                                       [--seconds 20] [--calls 1000] [--top 40] [--gil]
 
 The server (today's build with the pair model off or on, or the baseline of
 ``benchmarks.versus``) gets a fresh store of ``--calls`` calls through its API, is warmed up,
@@ -9,7 +9,8 @@ and is then sampled by py-spy (``--function``: one row per function, not per lin
 sends re-issues at concurrency 1 (or ``--connections``). The report gives each function's
 share of the sampled busy time: inclusive (the function or anything it calls is running) and
 self (it is the innermost Python frame), for the project's own functions and for everything
-else. Idle threads are not sampled, so 100 % is the time the server was busy.
+else. Idle threads are not sampled, so 100 % is the time the server was busy; with ``--gil``
+only the thread holding the GIL is, the resource a server of one process runs out of first.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add("--quiet-wait", type=float, default=60.0)
     add("--work-dir", type=Path, default=Path("/tmp/tooldedup-versus"))
     add("--raw", type=Path, default=None, help="keep py-spy's collapsed stacks here")
+    add("--gil", action="store_true", help="sample only the thread holding the GIL")
     args = parser.parse_args(argv)
     sha, base_python = baseline_python(args.baseline, args.work_dir)
     layout, pool = Layout(args.calls, 100), Pool(args.calls)
@@ -149,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "raw",
                 "--output",
                 str(raw),
+                *(["--gil"] if args.gil else []),
             ]
             done: list[WrkResult] = []
 

@@ -229,8 +229,8 @@ class DedupService:
                 call, proposal.scope, bound_hashes(proposal), check_id, now, policy.ask_ttl_seconds
             )
             decision = replace(decision, ask=ticket)
-        decision = replace(decision, note=model_note(proposal, decision, now, self._secret))
-        decision = replace(decision, latency_ms=(time.perf_counter() - started) * 1000.0)
+        note = model_note(proposal, decision, now, self._secret)
+        decision = replace(decision, note=note, latency_ms=(time.perf_counter() - started) * 1000.0)
         try:
             self._ledger.append_log(self._entry(proposal, decision, now, key_id))
             if decision.confirmed_ask is not None and decision.call is not None:

@@ -29,6 +29,7 @@ __all__ = [
     "SECRET_FIELD_NAMES",
     "VALUE_FIELD_NAMES",
     "is_attempt_id_name",
+    "is_attempt_label_name",
     "is_attempt_noise",
     "is_attempt_stamp",
     "is_category_name",
@@ -116,14 +117,15 @@ def is_attempt_id_name(name: str) -> bool:
     return _squash(name) in ATTEMPT_ID_FIELDS
 
 
+def is_attempt_label_name(name: str) -> bool:
+    """Whether ``name`` holds an attempt id or a retry counter, whatever its value."""
+    return is_attempt_id_name(name) or _squash(name) in RETRY_NOISE_FIELDS
+
+
 def is_attempt_noise(name: str, value: Any, received_at: float | None) -> bool:
     """Whether ``name`` holds what changes from one attempt of a call to the next: an attempt
     id, a retry counter, or a stamp of the attempt's own moment (see ``is_attempt_stamp``)."""
-    return (
-        is_attempt_id_name(name)
-        or _squash(name) in RETRY_NOISE_FIELDS
-        or is_attempt_stamp(name, value, received_at)
-    )
+    return is_attempt_label_name(name) or is_attempt_stamp(name, value, received_at)
 
 
 # The last words that say a field holds an identifier or a count of something, not what:

@@ -10,7 +10,8 @@ from tooldedup.dedup.english.critical import fact_tokens
 from tooldedup.dedup.english.equivalence import equivalent_leaves, spelt_alike
 from tooldedup.dedup.english.facts import normalize_facts
 from tooldedup.dedup.english.fields import (
-    is_attempt_noise,
+    is_attempt_label_name,
+    is_attempt_stamp,
     is_category_name,
     is_code_name,
     is_path_name,
@@ -34,16 +35,24 @@ from tooldedup.dedup.verifier import Verifier
 __all__ = ["LANGUAGES", "EnglishPack"]
 
 LANGUAGES = ("en",)
-# Field names recur in every call: each is read once per pack.
 _CACHED_FIELDS = 4096
 _CACHED_TEXTS = 4096
+_CACHED_NAME_CHARS = 256
 
 
 class EnglishPack:
     """English field names, facts, spellings and verifier rules, behind ``LanguagePack``."""
 
     def __init__(self) -> None:
-        self._field = lru_cache(maxsize=_CACHED_FIELDS)(_read_field)
+        # Field and tool names recur in every call: each is read once, if it is short (a
+        # memo of long names would keep whatever a caller sends).
+        self._fields = lru_cache(maxsize=_CACHED_FIELDS)(_read_field)
+        self._label_names = ShortTextCache(
+            is_attempt_label_name, maxsize=_CACHED_FIELDS, max_chars=_CACHED_NAME_CHARS
+        )
+        self._named_by_tool = ShortTextCache(
+            tool_names_field, maxsize=_CACHED_FIELDS, max_chars=_CACHED_NAME_CHARS
+        )
         # A retried text is canonicalized again at every check, and its facts and tokens
         # are the same each time.
         self._facts = ShortTextCache(
@@ -60,14 +69,17 @@ class EnglishPack:
 
     def field(self, name: str | None) -> FieldReading:
         """How a field of this name is read."""
-        return self._field(name)
+        if name is not None and len(name) > _CACHED_NAME_CHARS:
+            return _read_field(name)
+        return self._fields(name)
 
     def attempt_noise(
         self, name: str, value: Any, received_at: float | None, tool: str | None
     ) -> bool:
         """An attempt's own label, count or stamp, unless the tool's name names it: the
         request of ``approve_request`` is its target."""
-        return is_attempt_noise(name, value, received_at) and not tool_names_field(tool, name)
+        noise = self._label_names(name) or is_attempt_stamp(name, value, received_at)
+        return noise and not (tool is not None and self._named_by_tool(tool, name))
 
     def reads_as_code(self, text: str) -> bool:
         """Whether a value reads as JSON, SQL, a shell command or code."""

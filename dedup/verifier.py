@@ -17,8 +17,10 @@ from typing import Protocol
 
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import SemanticLeaf
+from tooldedup.dedup.short_cache import ShortTextCache
 
 __all__ = [
+    "RememberedVerifier",
     "Verdict",
     "VerdictKind",
     "Verifier",
@@ -71,6 +73,23 @@ class Verifier(Protocol):
     def compare(self, stored: str, proposed: str) -> Verdict:
         """Whether the proposed text asks for the same thing as the stored one."""
         ...
+
+
+class RememberedVerifier:
+    """A verifier whose verdicts on recent pairs of short texts are remembered.
+
+    A verdict depends on the two texts alone, and the same pair comes back: a retried
+    re-issue is compared again with each candidate of its session, and an agent in a loop
+    sends one rewording many times. Texts over ``max_chars`` are compared each time, so the
+    memo stays small whatever callers send.
+    """
+
+    def __init__(self, inner: Verifier, *, maxsize: int = 4096, max_chars: int = 4096) -> None:
+        self._compare = ShortTextCache(inner.compare, maxsize=maxsize, max_chars=max_chars)
+
+    def compare(self, stored: str, proposed: str) -> Verdict:
+        """The inner verifier's verdict, from the memo where it is kept."""
+        return self._compare(stored, proposed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,10 +86,10 @@ class ServiceSettings:
     purge_interval_seconds: float = 600.0
     # Health, policies set elsewhere, and purges are looked at this often.
     refresh_interval_seconds: float = 2.0
-    # A checkpoint folds the write-ahead log into the database file. Often, so that each is
-    # small: every 2 s, under a thousand checks a second, each copied tens of megabytes and
-    # stalled the checks of those moments by 20-50 ms (p99 of an exact duplicate at c1: 24 ms
-    # every 2 s, 3.4 ms every 0.25 s, 2.6 ms every 0.1 s).
+    # How often the maintenance thread looks whether a checkpoint is due (SQLite: after 100
+    # commits or a second). Often, so that each is small: every 2 s, under a thousand checks
+    # a second, each copied tens of megabytes and stalled the checks of those moments by
+    # 20-50 ms (p99 of an exact duplicate at c1: 24 ms every 2 s, 2.6 ms every 0.1 s).
     checkpoint_interval_seconds: float = 0.1
     judge_base_url: str | None = None
     judge_model: str | None = None

@@ -15,11 +15,12 @@ import pytest
 from tests.helpers import canonicalize, store_as_left_by
 from tooldedup.dedup.canonical import sent_hash
 from tooldedup.dedup.errors import Conflict, NotFound
-from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger
+from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger, sqlite_db
 from tooldedup.dedup.ledger.base import Lookup, SpentToken
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.ledger.rows import COLUMNS, ParsedRecords
+from tooldedup.dedup.ledger.sqlite_db import CHECKPOINT_COMMITS, SqliteDatabase
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.records import DEFAULT_TENANT as T
 from tooldedup.dedup.records import CallRecord, CallStatus, FailureClass, Outcome, Scope
@@ -420,3 +421,25 @@ def test_parsed_records_stay_within_their_bound(ledger: SqlLedger) -> None:
     for row in rows:
         records.record(row)
     assert records._chars <= 32_768
+
+
+@pytest.mark.parametrize(("commits", "folded"), [(1, False), (CHECKPOINT_COMMITS, True)])
+def test_a_checkpoint_waits_for_enough_commits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commits: int, folded: bool
+) -> None:
+    monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 3600.0)  # a slow machine's pause
+    db = SqliteDatabase(tmp_path / "store.db")
+    db.execute("CREATE TABLE t (n INTEGER)")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the table itself, in the file
+    for n in range(commits):
+        with db.write():
+            db.execute("INSERT INTO t VALUES (?)", (n,))
+    db.checkpoint()
+    # Immutable: the database file alone, without the write-ahead log.
+    file_only = sqlite3.connect(f"file:{tmp_path / 'store.db'}?immutable=1", uri=True)
+    try:
+        (stored,) = file_only.execute("SELECT count(*) FROM t").fetchone()
+    finally:
+        file_only.close()
+        db.close()
+    assert stored == (commits if folded else 0)

@@ -30,7 +30,7 @@ from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import SpellingBudget
 from tooldedup.dedup.records import FieldReading, ValueKind
 from tooldedup.dedup.short_cache import ShortTextCache
-from tooldedup.dedup.verifier import Verifier
+from tooldedup.dedup.verifier import RememberedVerifier, Verifier
 
 __all__ = ["LANGUAGES", "EnglishPack"]
 
@@ -131,8 +131,11 @@ class EnglishPack:
         return legacy_args_hash(args, policy, kept)
 
     def verifier(self, word_cosine: Callable[[str, str], float] | None = None) -> Verifier:
-        """The rule verifier, with the embedder's word cosines when given."""
-        return RuleVerifier(word_cosine)
+        """The rule verifier, with the embedder's word cosines when given; its verdicts on
+        recent pairs of texts are remembered."""
+        return RememberedVerifier(
+            RuleVerifier(word_cosine), maxsize=_CACHED_TEXTS, max_chars=CACHED_TEXT_CHARS
+        )
 
 
 def _read_field(name: str | None) -> FieldReading:

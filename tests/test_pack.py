@@ -42,6 +42,26 @@ def test_the_pack_reads_field_names_once() -> None:
     assert pack.field("email_body") is pack.field("email_body")
 
 
+@pytest.mark.parametrize(
+    ("name", "tool", "noise"),
+    [
+        ("request_id", "send_email", True),
+        ("request_id", "approve_request", False),  # the tool names it: its target
+        ("retry_count", None, True),
+        ("body", "send_email", False),
+        ("x" * 300 + "_request_id", "send_email", False),  # too long to remember: read each time
+        ("request_id", "approve_" + "x" * 300 + "_request", False),
+    ],
+)
+def test_field_names_read_alike_remembered_or_not(name: str, tool: str | None, noise: bool) -> None:
+    pack = EnglishPack()
+    for _ in range(2):
+        assert pack.attempt_noise(name, "a1b2", None, tool) is noise
+    long_names = ["y" * 300 + f"_{i}" for i in range(3)]
+    assert [pack.field(n).secret for n in long_names] == [False] * 3
+    assert pack._fields.cache_info().currsize == 0  # type: ignore[attr-defined]
+
+
 class _FrenchPack(EnglishPack):
     @property
     def languages(self) -> tuple[str, ...]:

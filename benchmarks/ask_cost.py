@@ -10,6 +10,11 @@ also signs a confirm token; like a duplicate, it writes only its log line). Each
 ``--rounds`` times, interleaved, each round starting with the next kind, so that other load
 on the machine and the growing log fall on all three alike; the table gives each kind's
 median p50 and p99.
+
+wrk cycles through the sessions' bodies, so after a session's first request every check
+repeats a pair of texts seen before: its vectors and the verifier's verdict come from the
+server's memos (as for an agent that retries), and the table compares the work around them,
+not the model or the verifier on new text.
 """
 
 from __future__ import annotations
@@ -105,7 +110,8 @@ def main(argv: list[str] | None = None) -> int:
         f"`python -m benchmarks.ask_cost`: one connection (wrk -c1 -t1), {args.sessions}"
         f" sessions, {args.rounds} interleaved rounds of {args.seconds:g} s per kind (each"
         " round starting with the next kind); the median of the rounds' p50 and p99."
-        " Default serve settings (SQLite, pair model off)."
+        " Default serve settings (SQLite, pair model off). Each body recurs every 200"
+        " requests: vectors and verdicts come from the server's memos after the first."
         "\n\n" + "\n".join(lines) + "\n<!-- --8<-- [end:table] -->\n"
     )
     print(report)

@@ -443,3 +443,30 @@ def test_a_checkpoint_waits_for_enough_commits(
         file_only.close()
         db.close()
     assert stored == (commits if folded else 0)
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+def test_writes_outside_a_transaction_count_and_a_second_is_enough(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, autocommit: bool
+) -> None:
+    db = SqliteDatabase(tmp_path / "store.db")
+    db.execute("CREATE TABLE t (n INTEGER)")
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    if autocommit:
+        monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 3600.0)
+        for n in range(CHECKPOINT_COMMITS):
+            db.execute("INSERT INTO t VALUES (?)", (n,))  # each its own commit
+        expected = CHECKPOINT_COMMITS
+    else:
+        monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 0.0)  # one commit, "late"
+        with db.write():
+            db.execute("INSERT INTO t VALUES (1)")
+        expected = 1
+    db.checkpoint()
+    file_only = sqlite3.connect(f"file:{tmp_path / 'store.db'}?immutable=1", uri=True)
+    try:
+        (stored,) = file_only.execute("SELECT count(*) FROM t").fetchone()
+    finally:
+        file_only.close()
+        db.close()
+    assert stored == expected

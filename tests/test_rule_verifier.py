@@ -8,7 +8,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tooldedup.dedup.english import RuleVerifier
+from tooldedup.dedup.english import EnglishPack, RuleVerifier
 from tooldedup.dedup.english.lexicon import MEANING
 from tooldedup.dedup.model_verifier import ModelVerifier
 from tooldedup.dedup.records import SemanticLeaf
@@ -1373,3 +1373,18 @@ def test_the_pair_model_confirms_a_rewording_never_a_change_of_meaning(
 ) -> None:
     verifier = ModelVerifier(VERIFIER, _SureModel(), min_logit_confirm=3.0)
     assert verifier.compare(stored, proposed).kind is VerdictKind(kind)
+
+
+@pytest.mark.parametrize(
+    ("stored", "proposed"),
+    [
+        ("Please enroll Maya in the chess club", "Please sign up Maya for the chess club"),
+        ("Renew the contract with Acme", "Do not renew the contract with Acme"),
+        ("Send the report to Bob", "Send the report to Bob"),
+        ("Buy two tickets for Friday", "Purchase two tickets for Friday"),
+    ],
+)
+def test_the_packs_verifier_says_what_the_rules_say_each_time(stored: str, proposed: str) -> None:
+    remembered = EnglishPack().verifier(word_cosine)
+    expected = VERIFIER.compare(stored, proposed)
+    assert [remembered.compare(stored, proposed) for _ in range(2)] == [expected, expected]

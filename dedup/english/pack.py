@@ -38,6 +38,9 @@ LANGUAGES = ("en",)
 _CACHED_FIELDS = 4096
 _CACHED_TEXTS = 4096
 _CACHED_NAME_CHARS = 256
+# A verdict is kept for two texts of up to 1 KiB each: 4096 pairs hold at most 8 MiB of
+# characters whatever callers send (a re-issue's text is rarely longer).
+_CACHED_PAIR_CHARS = 1024
 
 
 class EnglishPack:
@@ -134,7 +137,7 @@ class EnglishPack:
         """The rule verifier, with the embedder's word cosines when given; its verdicts on
         recent pairs of texts are remembered."""
         return RememberedVerifier(
-            RuleVerifier(word_cosine), maxsize=_CACHED_TEXTS, max_chars=CACHED_TEXT_CHARS
+            RuleVerifier(word_cosine), maxsize=_CACHED_TEXTS, max_chars=_CACHED_PAIR_CHARS
         )
 
 

@@ -99,15 +99,16 @@ class SqliteDatabase:
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Result:
         """Run one statement and fetch what it returns."""
-        with self._writing() if _writes(sql) else nullcontext():
+        writes = _writes(sql)
+        with self._writing() if writes else nullcontext():
             try:
                 cursor = self._conn().execute(sql, params)
                 rows: list[Any] = cursor.fetchall()
             except sqlite3.OperationalError as exc:
                 _raise_if_unavailable(exc)
                 raise
-        if cursor.rowcount > 0 and not self.in_write():
-            self._commits += 1  # a write of its own (autocommit)
+            if writes and cursor.rowcount > 0 and not self.in_write():
+                self._commits += 1  # a write of its own (autocommit), counted in its turn
         return Result(rows, cursor.rowcount)
 
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]]) -> None:

@@ -7,6 +7,7 @@ import sqlite3
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import replace
 from pathlib import Path
 
@@ -423,16 +424,30 @@ def test_parsed_records_stay_within_their_bound(ledger: SqlLedger) -> None:
     assert records._chars <= 32_768
 
 
-@pytest.mark.parametrize(("commits", "folded"), [(1, False), (CHECKPOINT_COMMITS, True)])
-def test_a_checkpoint_waits_for_enough_commits(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, commits: int, folded: bool
+@pytest.mark.parametrize(
+    ("autocommit", "commits", "max_seconds", "folded"),
+    [
+        (False, 1, 3600.0, False),  # one commit, a moment ago: not yet
+        (False, CHECKPOINT_COMMITS, 3600.0, True),
+        (True, 1, 3600.0, False),
+        (True, CHECKPOINT_COMMITS, 3600.0, True),  # writes outside a transaction count too
+        (False, 1, 0.0, True),  # one commit, but the second is over
+    ],
+)
+def test_a_checkpoint_waits_for_enough_commits_or_a_second(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    autocommit: bool,
+    commits: int,
+    max_seconds: float,
+    folded: bool,
 ) -> None:
-    monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 3600.0)  # a slow machine's pause
+    monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", max_seconds)
     db = SqliteDatabase(tmp_path / "store.db")
     db.execute("CREATE TABLE t (n INTEGER)")
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the table itself, in the file
     for n in range(commits):
-        with db.write():
+        with nullcontext() if autocommit else db.write():
             db.execute("INSERT INTO t VALUES (?)", (n,))
     db.checkpoint()
     # Immutable: the database file alone, without the write-ahead log.
@@ -443,30 +458,3 @@ def test_a_checkpoint_waits_for_enough_commits(
         file_only.close()
         db.close()
     assert stored == (commits if folded else 0)
-
-
-@pytest.mark.parametrize("autocommit", [True, False])
-def test_writes_outside_a_transaction_count_and_a_second_is_enough(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, autocommit: bool
-) -> None:
-    db = SqliteDatabase(tmp_path / "store.db")
-    db.execute("CREATE TABLE t (n INTEGER)")
-    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-    if autocommit:
-        monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 3600.0)
-        for n in range(CHECKPOINT_COMMITS):
-            db.execute("INSERT INTO t VALUES (?)", (n,))  # each its own commit
-        expected = CHECKPOINT_COMMITS
-    else:
-        monkeypatch.setattr(sqlite_db, "CHECKPOINT_MAX_SECONDS", 0.0)  # one commit, "late"
-        with db.write():
-            db.execute("INSERT INTO t VALUES (1)")
-        expected = 1
-    db.checkpoint()
-    file_only = sqlite3.connect(f"file:{tmp_path / 'store.db'}?immutable=1", uri=True)
-    try:
-        (stored,) = file_only.execute("SELECT count(*) FROM t").fetchone()
-    finally:
-        file_only.close()
-        db.close()
-    assert stored == expected

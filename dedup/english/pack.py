@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Any
 
 from tooldedup.dedup.english.critical import fact_tokens
@@ -49,7 +48,10 @@ class EnglishPack:
     def __init__(self) -> None:
         # Field and tool names recur in every call: each is read once, if it is short (a
         # memo of long names would keep whatever a caller sends).
-        self._fields = lru_cache(maxsize=_CACHED_FIELDS)(_read_field)
+        self._fields = ShortTextCache(
+            _read_field, maxsize=_CACHED_FIELDS, max_chars=_CACHED_NAME_CHARS
+        )
+        self._unnamed = _read_field(None)
         self._label_names = ShortTextCache(
             is_attempt_label_name, maxsize=_CACHED_FIELDS, max_chars=_CACHED_NAME_CHARS
         )
@@ -72,9 +74,7 @@ class EnglishPack:
 
     def field(self, name: str | None) -> FieldReading:
         """How a field of this name is read."""
-        if name is not None and len(name) > _CACHED_NAME_CHARS:
-            return _read_field(name)
-        return self._fields(name)
+        return self._unnamed if name is None else self._fields(name)
 
     def attempt_noise(
         self, name: str, value: Any, received_at: float | None, tool: str | None

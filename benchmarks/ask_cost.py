@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.report import percentile
 from benchmarks.servers import python, serve_process
 from benchmarks.wrk import run_wrk, wrk_available
 
@@ -74,11 +75,6 @@ def _paired(http: httpx.Client, sessions: int, rounds: int) -> dict[str, list[fl
                 http.post("/v1/check", content=bodies[kind][n], headers=headers)
                 latencies[kind].append((time.perf_counter() - started) * 1000.0)
     return latencies
-
-
-def _quantile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -145,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
         "| --- | ---: | ---: | ---: | ---: |",
     ]
     for kind, values in paired.items():
-        quantiles = " | ".join(f"{_quantile(values, q):.3f}" for q in (0.5, 0.9, 0.99))
+        quantiles = " | ".join(f"{percentile(values, q):.3f}" for q in (0.5, 0.9, 0.99))
         pairs.append(f"| {kind} | {quantiles} | {len(values)} |")
     report = (
         "# The cost of an ask\n\n"

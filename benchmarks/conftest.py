@@ -12,6 +12,7 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from benchmarks.corpus import Pool
+from benchmarks.report import percentile
 from tooldedup.dedup.english.critical import critical_tokens
 from tooldedup.dedup.ledger import SqliteLedger
 from tooldedup.dedup.protocols import Embedder
@@ -57,11 +58,6 @@ def ledger(tmp_path: Path) -> Iterator[SqliteLedger]:
     store.close()
 
 
-def _quantile(data: list[float], q: float) -> float:
-    ordered = sorted(data)
-    return ordered[max(0, min(len(ordered) - 1, round(q * len(ordered) + 0.5) - 1))]
-
-
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print each benchmark's median and p99 per call (pytest-benchmark shows no p99)."""
     session = getattr(terminalreporter.config, "_benchmarksession", None)
@@ -74,7 +70,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
     for bench in benchmarks:
         data = bench.stats.data
         name = bench.fullname.split("::")[-1]
-        p50, p99 = _quantile(data, 0.5), _quantile(data, 0.99)
+        p50, p99 = percentile(data, 0.5), percentile(data, 0.99)
         terminalreporter.write_line(
             f"{name:<{width}}  {_human(p50):>10}  {_human(p99):>10}  {len(data)}"
         )

@@ -172,10 +172,10 @@ def test_ledger_complete(benchmark: Any, ledger: SqliteLedger) -> None:
     counter = itertools.count()
     outcome = Outcome(CallStatus.SUCCEEDED, result={"message_id": "m-42"})
 
-    def setup() -> tuple[tuple[str, Outcome, float], dict[str, Any]]:
+    def setup() -> tuple[tuple[str, str, Outcome, float], dict[str, Any]]:
         claimed = ledger.claim(_record({**EMAIL, "subject": f"Report {next(counter)}"}))
         assert isinstance(claimed, CallRecord)
-        return (claimed.call_id, outcome, time.time()), {}
+        return (claimed.tenant, claimed.call_id, outcome, time.time()), {}
 
     benchmark.pedantic(ledger.complete, setup=setup, rounds=2000)
 

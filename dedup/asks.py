@@ -24,7 +24,7 @@ import logging
 import math
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash, window_field
 from tooldedup.dedup.errors import ConfirmTokenRejected, InvalidInput
@@ -99,7 +99,8 @@ class AskBook:
         if len(key) < 16:
             raise ValueError("a confirm token key needs at least 16 bytes")
         self._ledger = ledger
-        self._key = key
+        # Keyed once: each MAC starts from a copy of this state.
+        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
 
     def make(
         self,
@@ -119,9 +120,10 @@ class AskBook:
         expires_at = math.ceil(now + ttl_seconds)
         if not _CHECK_ID.fullmatch(check_id) or not 0 <= expires_at < 16**_EXPIRY_DIGITS:
             raise ValueError("a confirm token needs a chk_ check id and an expiry in 1970-2105")
-        macs = self._bound_macs(call, scope, hashes, check_id, expires_at)
-        unsealed = _Token(check_id, expires_at, *macs, token_mac="")
-        token = replace(unsealed, token_mac=self._token_mac(call, scope, unsealed))
+        context = _context(scope, call, check_id, expires_at)
+        args_mac, sent_mac = self._bound_macs(context, hashes)
+        token_mac = self._token_mac(context, args_mac, sent_mac)
+        token = _Token(check_id, expires_at, args_mac, sent_mac, token_mac)
         return AskTicket(token.text(), expires_at)
 
     def accept(self, call: ToolCall, scope: Scope, hashes: tuple[str, str], now: float) -> str:
@@ -144,13 +146,15 @@ class AskBook:
         if token is None or not _TOKEN.fullmatch(token):
             raise InvalidInput("confirm_token is not a token an ask handed out (cfm_ + 88 hex)")
         read = _Token.read(token)
-        args_mac, sent_mac = self._bound_macs(call, scope, hashes, read.check_id, read.expires_at)
+        context = _context(scope, call, read.check_id, read.expires_at)
+        args_mac, sent_mac = self._bound_macs(context, hashes)
         # Every MAC compared, each in constant time: none of them is ever worth guessing at.
         bound = [
             hmac.compare_digest(read.args_mac, args_mac),
             hmac.compare_digest(read.sent_mac, sent_mac),
         ]
-        intact = hmac.compare_digest(read.token_mac, self._token_mac(call, scope, read))
+        sealed = self._token_mac(context, read.args_mac, read.sent_mac)
+        intact = hmac.compare_digest(read.token_mac, sealed)
         if not (intact and any(bound)):
             raise self._refusal(call, scope, read.check_id, hashes[0], now)
         # Only a signed expiry is read: an altered one fails the MACs above.
@@ -179,48 +183,23 @@ class AskBook:
         except Exception:
             logger.warning("could not give back confirm token of %s", check_id, exc_info=True)
 
-    def _bound_macs(
-        self,
-        call: ToolCall,
-        scope: Scope,
-        hashes: tuple[str, str],
-        check_id: str,
-        expires_at: int,
-    ) -> tuple[str, str]:
-        """The args and sent MACs of a token for ``call`` (``hashes``: its canonical args,
-        its args as sent) with this check id and expiry."""
-        context = (scope, call, check_id, expires_at)
-        return self._mac(*context, "args", hashes[0]), self._mac(*context, "sent", hashes[1])
+    def _bound_macs(self, context: str, hashes: tuple[str, str]) -> tuple[str, str]:
+        """The args and sent MACs of a token (``context``: see ``_context``; ``hashes``: the
+        call's canonical args hash, and the hash of its args as sent)."""
+        return self._mac(context, "args", hashes[0]), self._mac(context, "sent", hashes[1])
 
-    def _token_mac(self, call: ToolCall, scope: Scope, token: _Token) -> str:
+    def _token_mac(self, context: str, args_mac: str, sent_mac: str) -> str:
         """The MAC that seals a token's other fields, its args and sent MACs among them."""
-        sealed = token.args_mac + token.sent_mac
-        return self._mac(scope, call, token.check_id, token.expires_at, "token", sealed)
+        return self._mac(context, "token", args_mac + sent_mac)
 
-    def _mac(
-        self,
-        scope: Scope,
-        call: ToolCall,
-        check_id: str,
-        expires_at: int,
-        purpose: str,
-        value: str,
-    ) -> str:
+    def _mac(self, context: str, purpose: str, value: str) -> str:
         """HMAC-SHA256 of the context and one value (named by ``purpose``), cut to 64 bits."""
-        fields = [
-            _VERSION,
-            purpose,
-            scope.tenant,
-            scope.name,
-            call.session_id,
-            call.tool,
-            check_id,
-            expires_at,
-            value,
-        ]
-        # JSON of a list, all ASCII: one encoding per tuple, whatever the strings hold.
-        message = json.dumps(fields, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-        return hmac.new(self._key, message, hashlib.sha256).hexdigest()[:_MAC_DIGITS]
+        # The JSON list [version, purpose, *context, value], all ASCII: one encoding per
+        # tuple, whatever the strings hold.
+        message = f"[{_json(_VERSION)},{_json(purpose)},{context},{_json(value)}]"
+        mac = self._keyed.copy()
+        mac.update(message.encode("ascii"))
+        return mac.hexdigest()[:_MAC_DIGITS]
 
     def _refusal(
         self, call: ToolCall, scope: Scope, ask_check_id: str, args_hash: str, now: float
@@ -246,6 +225,17 @@ class AskBook:
         # The ask was about this very call, so the token was altered (its expiry, say) or
         # made up around a real check id.
         return ConfirmTokenRejected("no ask handed out this confirm_token", "unknown")
+
+
+def _json(value: str | int) -> str:
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _context(scope: Scope, call: ToolCall, check_id: str, expires_at: int) -> str:
+    """What every MAC of a token covers: tenant, scope, session, tool, check id, expiry (the
+    middle of the signed JSON list, encoded once for the token's MACs)."""
+    fields = [scope.tenant, scope.name, call.session_id, call.tool, check_id, expires_at]
+    return json.dumps(fields, ensure_ascii=True, separators=(",", ":"))[1:-1]
 
 
 def _expired() -> ConfirmTokenRejected:

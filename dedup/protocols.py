@@ -48,6 +48,11 @@ class Embedder(Protocol):
 class CachingEmbedder(Embedder, Protocol):
     """An embedder that keeps vectors in memory, and those of stored calls in a shared store."""
 
+    def embed_new(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for the texts a check compares, which the shared store seldom holds: from
+        memory or the model, without asking the store."""
+        ...
+
     def persist(self, texts: Sequence[str]) -> None:
         """Store these texts' vectors now (a claimed call's: other replicas will need them)."""
         ...

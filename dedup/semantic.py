@@ -56,22 +56,24 @@ class SemanticStage:
         texts = [leaf.text for leaf in leaves]
         keys = [vector_key(record) for record in candidates]
         stored = [_candidate_texts(leaf.path, candidates, keys) for leaf in leaves]
-        # One embed call covers the proposal and every group that must be (re)loaded: a
-        # group another process added calls to, or one evicted or purged since, is rebuilt
-        # from the candidates, whose vectors come from the embedding cache.
+        # A group another process added calls to, or one evicted or purged since, is rebuilt
+        # from the candidates, whose vectors come from the embedding cache and its store.
         loads = [
             (group, pairs)
             for group, pairs in zip(groups, stored, strict=True)
             if not self._index.has(group)
         ]
         loaded = [t for _, pairs in loads for _, t in pairs]
-        vectors = self._embedder.embed(texts + loaded)
-        self._load(loads, vectors[len(leaves) :])
         if loaded:
+            self._load(loads, self._embedder.embed(loaded))
             # Stored calls' texts: any the model had to embed again go back to the store.
             self._embedder.keep(loaded)
+        # The check's own texts from memory or the model: most checks that get here end as
+        # duplicates, which would pay a store lookup each for a vector seldom there. After
+        # the loads: a text of the check that a loaded call holds is in memory now.
+        vectors = self._embedder.embed_new(texts)
         weakest = dict.fromkeys(keys, 1.0)
-        for group, pairs, vector in zip(groups, stored, vectors, strict=False):
+        for group, pairs, vector in zip(groups, stored, vectors, strict=True):
             cosines = self._index.search(group, vector, keys)
             if any(key not in cosines for key, _ in pairs):
                 again = [t for _, t in pairs]
@@ -148,6 +150,8 @@ class SemanticStage:
         """Embed the proposal's leaves in one batch, outside any lock others wait on."""
         leaves = proposal.canonical.semantic_leaves
         if leaves:
+            # A claim's texts may be in the store (another replica claimed the same text in
+            # another session): asked there, once per claim, before the model.
             self._embedder.embed([leaf.text for leaf in leaves])
 
     def purged(self) -> None:

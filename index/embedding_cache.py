@@ -105,7 +105,17 @@ class CachedEmbedder:
         return self._inner.dims
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        """Vectors for ``texts``, computing at most one batch of misses."""
+        """Vectors for ``texts``: from memory, else the store, else one batch of the model."""
+        return self._vectors(texts, self._store)
+
+    def embed_new(self, texts: Sequence[str]) -> Vectors:
+        """Vectors for a check's own texts: from memory, else the model, never the store."""
+        # The store holds claimed calls' texts; a check that repeats one whole is found by
+        # its hash before any vector, so for a compared check's texts the store's answer is
+        # nearly always "none", at the price of a statement per check.
+        return self._vectors(texts, None)
+
+    def _vectors(self, texts: Sequence[str], store: SqlVectorStore | None) -> Vectors:
         keys = [stable_hash(t) for t in texts]
         found: dict[str, Vectors] = {}
         with self._lock:
@@ -115,8 +125,8 @@ class CachedEmbedder:
                     self._memory.move_to_end(key)
                     found[key] = vector
         missing = [k for k in dict.fromkeys(keys) if k not in found]
-        if missing and self._store is not None:
-            found.update(self._store.get_many(self.model_id, missing))
+        if missing and store is not None:
+            found.update(store.get_many(self.model_id, missing))
         todo = {k: t for k, t in zip(keys, texts, strict=True) if k not in found}
         if todo:
             self.model_calls += 1

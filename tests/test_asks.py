@@ -7,6 +7,7 @@ import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,9 @@ from hypothesis import strategies as st
 from tests.helpers import MakeApp, check, complete
 from tests.test_tenants import auth, make_key
 from tooldedup.api.settings import Settings
+from tooldedup.dedup.asks import AskBook
 from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.records import Scope, ToolCall
 from tooldedup.index.wiring import build_ledger
 
 BODY = "Hi Bob, the Q3 report is attached. Let me know if you have any questions."
@@ -643,3 +646,21 @@ def test_how_asks_ended_is_read_from_the_log(client: TestClient, clock: Clock) -
     summary = client.get("/v1/review/summary").json()
     tools = {tool["tool"]: tool for tool in summary["tools"]}
     assert tools["send_email"]["asks"] == {"confirmed": 1, "abandoned": 1, "expired": 1}
+
+
+def test_the_token_format_is_stable_across_releases(tmp_path: Path) -> None:
+    """Tokens handed out before an upgrade must confirm after it: the same inputs sign the
+    same bytes (this token was made by the first release that signed tokens)."""
+    ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
+    book = AskBook(ledger, b"k" * 32)
+    call = ToolCall("s-ü1", "send_email", {"to": "bob@example.com"}, tenant="acme")
+    scope = Scope("acme", "s-ü1")
+    hashes = ("a" * 64, "b" * 64)
+    check_id = "chk_" + "0123456789abcdef" * 2
+    ticket = book.make(call, scope, hashes, check_id, 1_800_000_000.5, 600)
+    assert ticket.confirm_token == (
+        "cfm_0123456789abcdef0123456789abcdef6b49d4598d5a3a1d500830910fdda961791083eb92cd3f1bd6638500"
+    )
+    confirming = replace(call, confirm_token=ticket.confirm_token)
+    assert book.accept(confirming, scope, hashes, 1_800_000_100.0) == check_id
+    ledger.close()

@@ -77,6 +77,24 @@ def test_cache_embeds_only_new_texts(embedder: Embedder, tmp_path: Path) -> None
     reopened.close()
 
 
+def test_a_checks_own_texts_skip_the_store(embedder: Embedder, tmp_path: Path) -> None:
+    ledger = SqliteLedger(tmp_path / "vectors.db")
+    cached = CachedEmbedder(embedder, SqlVectorStore(ledger.db))
+    first = cached.embed(TEXTS)
+    cached.persist(TEXTS)
+    cached.close()
+    fresh = CachedEmbedder(embedder, SqlVectorStore(ledger.db))
+    # A check's texts: memory or the model, never a lookup in the store.
+    assert np.allclose(fresh.embed_new(TEXTS[:1]), first[:1], atol=1e-6)
+    assert fresh.model_calls == 1
+    # A stored call's texts (loading its group): the store, then memory for the check.
+    assert np.array_equal(fresh.embed(TEXTS[1:]), first[1:])
+    assert np.array_equal(fresh.embed_new(TEXTS[1:]), first[1:])
+    assert fresh.model_calls == 1
+    fresh.close()
+    ledger.close()
+
+
 @pytest.mark.parametrize(
     "text",
     [

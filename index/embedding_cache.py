@@ -109,7 +109,7 @@ class CachedEmbedder:
         return self._vectors(texts, self._store)
 
     def embed_new(self, texts: Sequence[str]) -> Vectors:
-        """Vectors for a check's own texts: from memory, else the model, never the store."""
+        """Vectors for the texts a check compares: from memory, else the model, never the store."""
         # The store holds claimed calls' texts; a check that repeats one whole is found by
         # its hash before any vector, so for a compared check's texts the store's answer is
         # nearly always "none", at the price of a statement per check.

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from difflib import SequenceMatcher
 from functools import lru_cache
 
+from tooldedup.dedup.english.gates import Gate
 from tooldedup.dedup.short_cache import ShortTextCache
 
 __all__ = [
@@ -135,23 +136,18 @@ def _up_to(lowered: str) -> str:
     )
 
 
-def _gate(rules: Sequence[tuple[re.Pattern[str], str]]) -> re.Pattern[str]:
-    """One pattern that finds where any of ``rules`` would apply."""
-    return re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in rules))
-
-
-def _rewrite(text: str, rules: Sequence[tuple[re.Pattern[str], str]], gate: re.Pattern[str]) -> str:
-    """``rules`` applied in order; most texts hold none of them, and are passed in one search."""
-    if gate.search(text) is None:
+def _rewrite(text: str, rules: Sequence[tuple[re.Pattern[str], str]], gate: Gate) -> str:
+    """``rules`` applied in order; most texts hold none of them, and are passed by the gate."""
+    if not gate.opens(text):
         return text
     for pattern, replacement in rules:
         text = pattern.sub(replacement, text)
     return text
 
 
-_CONTRACTIONS_GATE = _gate(_CONTRACTIONS)
-_BOUNDS_GATE = _gate(_BOUNDS)
-_ABSORBED_GATE = _gate(_ABSORBED)
+_CONTRACTIONS_GATE = Gate([pattern for pattern, _ in _CONTRACTIONS])
+_BOUNDS_GATE = Gate([pattern for pattern, _ in _BOUNDS])
+_ABSORBED_GATE = Gate([pattern for pattern, _ in _ABSORBED])
 
 
 def _fold_bounds(lowered: str) -> str:

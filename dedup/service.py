@@ -399,9 +399,9 @@ class DedupService:
         elif match is not None and match.stage is Stage.SEMANTIC:
             # A verifier's confirmation settles a band match, which is still in the band.
             base = replace(base, borderline=match.score < policy.min_cosine_duplicate)
-        base = replace(base, reports=reports)
         if match is not None:
             return self._answer(proposal, base, match, reports, now, claim)
+        base = replace(base, reports=reports)
         if not candidates:
             base = self._explain_difference(proposal, base, since)
         return self._claim(proposal, base, now, None) if claim else base

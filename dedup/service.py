@@ -265,19 +265,15 @@ class DedupService:
         return self._locks.hold(("tenant cap", tenant))
 
     def _identical(self, proposal: Proposal, since: float) -> CallRecord | None:
-        """The exact fast path: an identical call found by a hash, however many candidates
-        share its exact fields. The canonical args first; then the args exactly as sent (a
-        replay whose attempt stamp has aged past the tolerance since); then, among calls
-        release 0.1 stored, the canonical form 0.1 made."""
+        """The exact fast path, once no call has the canonical args (``args_match``): an
+        identical call found by a hash, however many candidates share its exact fields. The
+        args exactly as sent (a replay whose attempt stamp has aged past the tolerance
+        since); then, among calls release 0.1 stored, the canonical form 0.1 made."""
         call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
         # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
         # or after a policy change: a byte-for-byte replay is still that call.
-        # One lookup at a time: an exact duplicate, the hot path, is found by the first.
-        args_hash = proposal.canonical.args_hash
-        found = self._ledger.exact_match(scope, call.tool, Lookup.ARGS, args_hash, since, step)
-        if found is None:
-            sent = sent_hash(call.args)
-            found = self._ledger.exact_match(scope, call.tool, Lookup.SENT, sent, since, step)
+        sent = sent_hash(call.args)
+        found = self._ledger.exact_match(scope, call.tool, Lookup.SENT, sent, since, step)
         if found is None and self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args
@@ -342,15 +338,16 @@ class DedupService:
                 return self._answer(
                     proposal, base, Match(keyed, Stage.EXACT, 1.0), (report,), now, claim, True
                 )
-        ruled_out = self._ledger.excluded_matches(
-            proposal.scope, call.tool, proposal.canonical.args_hash
+        by_args = self._ledger.args_match(
+            proposal.scope, call.tool, proposal.canonical.args_hash, since, step
         )
+        ruled_out = by_args.ruled_out
         if ruled_out:
             # A label said these calls are another intent: the new claim must not share
             # their intent key, or their pending claim would still hold it.
             past = canonical_json([base.intent_key, sorted(ruled_out)])
             base = replace(base, intent_key="ik_" + stable_hash(past))
-        same = self._identical(proposal, since)
+        same = by_args.call or self._identical(proposal, since)
         if same is not None and same.call_id not in ruled_out:
             report = StageReport(Stage.EXACT, 1.0, 1.0, True, ((same.call_id, 1.0),))
             return self._answer(

@@ -17,7 +17,7 @@ from tests.helpers import canonicalize, store_as_left_by
 from tooldedup.dedup.canonical import sent_hash
 from tooldedup.dedup.errors import Conflict, NotFound
 from tooldedup.dedup.ledger import ClaimConflict, LogEntry, SqliteLedger, SqlLedger, sqlite_db
-from tooldedup.dedup.ledger.base import Lookup, SpentToken
+from tooldedup.dedup.ledger.base import ArgsMatch, Lookup, SpentToken
 from tooldedup.dedup.ledger.migrations import MIGRATIONS
 from tooldedup.dedup.ledger.postgres import PostgresLedger
 from tooldedup.dedup.ledger.rows import COLUMNS, ParsedRecords
@@ -278,6 +278,39 @@ def test_exact_match_finds_the_newest_live_call(ledger: SqlLedger) -> None:
     assert ledger.exact_match(S, "send", Lookup.ARGS, by_args, 30.0) is None
     assert ledger.exact_match(Scope(T, "other"), "send", Lookup.ARGS, by_args, 0.0) is None
     ledger.checkpoint()  # housekeeping never fails on a live database
+
+
+def test_args_match_finds_the_newest_call_and_what_labels_rule_out(ledger: SqlLedger) -> None:
+    by_args = _record("x").args_hash
+    empty = ledger.args_match(S, "send", by_args, 0.0)
+    assert (empty.call, empty.ruled_out) == (None, frozenset())
+    ledger.claim(_record("old", created_at=10.0, intent="ik_a"))
+    ledger.complete(T, "old", Outcome(CallStatus.SUCCEEDED), 11.0)
+    ledger.claim(_record("new", created_at=20.0, intent="ik_b"))
+    found = ledger.args_match(S, "send", by_args, 0.0)
+    assert found.call is not None
+    assert found.call.call_id == "new"
+    assert found.ruled_out == frozenset()
+    # A check of these args matched both calls in turn; each was labelled another request.
+    for number, matched in enumerate(("old", "new")):
+        check_id = f"chk_{number}"
+        entry = LogEntry(
+            check_id, 30.0, "s", "s", "send", _record("x").args, "duplicate", "exact", 1.0,
+            None, matched, 0.5, False, {},
+        )  # fmt: skip
+        ledger.append_log(entry)
+        ledger.add_feedback(T, check_id, "distinct", None, "user", 31.0)
+    ruled = ledger.args_match(S, "send", by_args, 0.0)
+    assert ruled.call is not None
+    assert ruled.call.call_id == "new"
+    assert ruled.ruled_out == {"old", "new"}
+    # Outside the window, or in another scope or tool: no call; the labels stay with the args.
+    late = ledger.args_match(S, "send", by_args, 30.0)
+    assert (late.call, late.ruled_out) == (None, frozenset({"old", "new"}))
+    assert ledger.args_match(Scope(T, "other"), "send", by_args, 0.0) == ArgsMatch(
+        None, frozenset()
+    )
+    assert ledger.args_match(S, "other", by_args, 0.0) == ArgsMatch(None, frozenset())
 
 
 @pytest.mark.parametrize(

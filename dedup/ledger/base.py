@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from tooldedup.dedup.records import DEFAULT_TENANT, CallRecord, Outcome, Scope
 
 __all__ = [
+    "ArgsMatch",
     "ClaimConflict",
     "Feedback",
     "KeyBinding",
@@ -36,6 +37,15 @@ class Lookup(StrEnum):
     ARGS = "args"  # the canonical arguments
     SENT = "sent"  # the arguments exactly as sent: a byte-for-byte replay
     LEGACY = "legacy"  # the canonical arguments of release 0.1, among rows 0.1 wrote
+
+
+@dataclass(frozen=True, slots=True)
+class ArgsMatch:
+    """The newest live call with a proposal's canonical args, and the calls that labels say
+    these args do not duplicate."""
+
+    call: CallRecord | None
+    ruled_out: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +151,18 @@ class Ledger(Protocol):
         step: tuple[str, str] | None = None,
     ) -> list[CallRecord]:
         """Live calls sharing scope, tool and exact signature (and step), newest first."""
+        ...
+
+    def args_match(
+        self,
+        scope: Scope,
+        tool: str,
+        args_hash: str,
+        since: float,
+        step: tuple[str, str] | None = None,
+    ) -> ArgsMatch:
+        """The newest live call (of this step) with these canonical args, and the calls
+        feedback said these args do not duplicate: one statement, every check's first."""
         ...
 
     def exact_match(
@@ -268,10 +290,6 @@ class Ledger(Protocol):
 
     def purge_spent_confirm_tokens(self, before: float) -> int:
         """Forget spent confirm tokens that expired before ``before``; return how many."""
-        ...
-
-    def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:
-        """Calls that feedback said this exact proposal does not duplicate."""
         ...
 
     def purge(self, before: float, longer: Mapping[str, float] | None = None) -> int:

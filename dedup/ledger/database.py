@@ -40,6 +40,7 @@ class Dialect:
     without_rowid: str
     now_epoch: str  # the current time in seconds since the epoch, as SQL
     for_update: str  # lock the rows a SELECT read until the transaction ends
+    space_joined: str  # an aggregate joining a text column's values with spaces ({} the column)
     append_only: tuple[str, ...]  # make UPDATE on ``decisions`` fail
     drop_append_only: tuple[str, ...]
 
@@ -52,6 +53,7 @@ SQLITE = Dialect(
     without_rowid=" WITHOUT ROWID",
     now_epoch="CAST(strftime('%s', 'now') AS REAL)",
     for_update="",  # a write transaction already holds the whole file
+    space_joined="group_concat({}, ' ')",
     append_only=(
         "CREATE TRIGGER decisions_no_update BEFORE UPDATE ON decisions"
         " BEGIN SELECT RAISE(ABORT, 'the decision log is append-only'); END",
@@ -67,6 +69,7 @@ POSTGRES = Dialect(
     without_rowid="",
     now_epoch="CAST(extract(epoch FROM now()) AS DOUBLE PRECISION)",
     for_update=" FOR UPDATE",
+    space_joined="string_agg({}, ' ')",
     append_only=(
         "CREATE OR REPLACE FUNCTION decisions_append_only() RETURNS trigger LANGUAGE plpgsql"
         " AS $$ BEGIN RAISE EXCEPTION 'the decision log is append-only'; END $$",

@@ -11,7 +11,6 @@ from tooldedup.dedup.ledger.base import Feedback, LogEntry, LogQuery
 from tooldedup.dedup.ledger.database import SQLITE, Database, Row
 from tooldedup.dedup.ledger.group_commit import GroupCommit
 from tooldedup.dedup.ledger.rows import feedback_from_row, log_entry_from_row
-from tooldedup.dedup.records import Scope
 
 __all__ = ["SqlLogStore"]
 
@@ -232,15 +231,6 @@ class SqlLogStore:
                     (row["scope"], row["tool"], stable_hash(row["args_json"]), excluded, tenant),
                 )
         return Feedback(check_id, label, note, source, now, excluded, key_id)
-
-    def excluded_matches(self, scope: Scope, tool: str, args_hash: str) -> frozenset[str]:
-        """Calls that feedback said this exact proposal does not duplicate."""
-        rows = self.db.execute(
-            "SELECT call_id FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?"
-            " AND tenant = ?",
-            (scope.name, tool, args_hash, scope.tenant),
-        ).rows
-        return frozenset(row["call_id"] for row in rows)
 
     def purge_log(self, before: float) -> int:
         """Delete log entries written before ``before``, with their labels; return how many."""

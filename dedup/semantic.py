@@ -64,8 +64,10 @@ class SemanticStage:
             if not self._index.has(group)
         ]
         loaded = [t for _, pairs in loads for _, t in pairs]
-        if loaded:
+        if loads:
+            # A group of no texts is loaded too (empty): a claim then adds to it.
             self._load(loads, self._embedder.embed(loaded))
+        if loaded:
             # Stored calls' texts: any the model had to embed again go back to the store.
             self._embedder.keep(loaded)
         # The check's own texts from memory or the model: most checks that get here end as
@@ -150,8 +152,9 @@ class SemanticStage:
         """Embed the proposal's leaves in one batch, outside any lock others wait on."""
         leaves = proposal.canonical.semantic_leaves
         if leaves:
-            # A claim's texts may be in the store (another replica claimed the same text in
-            # another session): asked there, once per claim, before the model.
+            # A claim with no candidates has not embedded its texts yet: they may be in the
+            # store (another replica claimed the same text in another session). A check that
+            # had candidates read them from memory or the model in the semantic stage.
             self._embedder.embed([leaf.text for leaf in leaves])
 
     def purged(self) -> None:

@@ -653,13 +653,14 @@ def test_the_token_format_is_stable_across_releases(tmp_path: Path) -> None:
     same bytes (this token was made by the first release that signed tokens)."""
     ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
     book = AskBook(ledger, b"k" * 32)
-    call = ToolCall("s-ü1", "send_email", {"to": "bob@example.com"}, tenant="acme")
-    scope = Scope("acme", "s-ü1")
+    # Every bound field its own value, so that no two can trade places unnoticed.
+    call = ToolCall("s-ü1", "send_email", {"to": "bob@example.com"}, "room-ü2", tenant="acme")
+    scope = Scope("acme", "room-ü2")
     hashes = ("a" * 64, "b" * 64)
     check_id = "chk_" + "0123456789abcdef" * 2
     ticket = book.make(call, scope, hashes, check_id, 1_800_000_000.5, 600)
     assert ticket.confirm_token == (
-        "cfm_0123456789abcdef0123456789abcdef6b49d4598d5a3a1d500830910fdda961791083eb92cd3f1bd6638500"
+        "cfm_0123456789abcdef0123456789abcdef6b49d459078bf3caf70d9ac1b11b9dd9944e8924c42e0f95180155e3"
     )
     confirming = replace(call, confirm_token=ticket.confirm_token)
     assert book.accept(confirming, scope, hashes, 1_800_000_100.0) == check_id

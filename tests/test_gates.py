@@ -65,6 +65,30 @@ def test_a_gate_opens_exactly_where_a_pattern_matches(rules: str, pieces: list[s
         assert Gate(patterns).opens(text) is expected
 
 
+# Constructs the literal reading must step around, never through.
+_TRICKY = [
+    re.compile(p)
+    for p in (
+        r"(?i:not) clear",
+        r"(?<=the )states\b",
+        r"(?:a |)b?c",
+        r"x{0,2}y[^a]z",
+        r"[a-c]+ér",
+        r"(?=no)\w+ longer",
+        r"(ab)?\1?c",
+        r"\bé(?:t|)é\b",
+    )
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="abcxyzéNOTnotlngrs ", max_size=16), st.sampled_from(_TRICKY))
+def test_a_gate_never_skips_what_a_tricky_pattern_matches(
+    text: str, pattern: re.Pattern[str]
+) -> None:
+    assert Gate([pattern]).opens(text) is (pattern.search(text) is not None)
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

@@ -104,6 +104,7 @@ class SqlLedger(SqlLogStore, SqlAskStore):
             ),
         ).one()
         assert row is not None  # an aggregate over no rows is still one row
+        # Call ids are "call_" and hex digits: a space never falls inside one.
         ruled_out = frozenset((row["ruled_out"] or "").split())
         call = None if row["call_id"] is None else self._records.record(row)
         return ArgsMatch(call, ruled_out)

@@ -88,11 +88,6 @@ class Gate:
         if all(literals is not None for literals in each):
             self._any = tuple(sorted({lit for literals in each for lit in literals or ()}))
 
-    @property
-    def literals(self) -> tuple[tuple[str, ...] | None, ...]:
-        """Each pattern's required literals, in order (None: every text is searched)."""
-        return tuple(literals for _, literals in self._parts)
-
     def opens(self, text: str) -> bool:
         """Whether some pattern matches ``text``."""
         if self._any is not None and not any(literal in text for literal in self._any):

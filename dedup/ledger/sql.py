@@ -89,19 +89,13 @@ class SqlLedger(SqlLogStore, SqlAskStore):
         """The newest live call with these canonical args, and the calls labels rule out for
         them, in one statement: every write check starts here, and one statement costs a
         check less than two (each pays its own round through the driver)."""
-        where, params = _step_filter(step)
+        newest, params = _newest_call(scope, tool, Lookup.ARGS, args_hash, since, step)
         joined = self.db.dialect.space_joined.format("call_id")
         row = self.db.execute(
             f"SELECT x.ruled_out AS ruled_out, c.* FROM (SELECT {joined} AS ruled_out"
             " FROM excluded_matches WHERE scope = ? AND tool = ? AND args_hash = ?"
-            " AND tenant = ?) AS x LEFT JOIN ("
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
-            f" AND {LIVE}{where}{_LOOKUP_SQL[Lookup.ARGS]}"
-            " ORDER BY created_at DESC, row_id DESC LIMIT 1) AS c ON 1 = 1",
-            (
-                *(scope.name, tool, args_hash, scope.tenant),
-                *(scope.name, tool, scope.tenant, since, *params, args_hash),
-            ),
+            f" AND tenant = ?) AS x LEFT JOIN ({newest}) AS c ON 1 = 1",
+            (scope.name, tool, args_hash, scope.tenant, *params),
         ).one()
         assert row is not None  # an aggregate over no rows is still one row
         # Call ids are "call_" and hex digits: a space never falls inside one.
@@ -119,13 +113,8 @@ class SqlLedger(SqlLogStore, SqlAskStore):
         step: tuple[str, str] | None = None,
     ) -> CallRecord | None:
         """The newest live call whose ``lookup`` hash is ``digest``, by index, not by scan."""
-        where, params = _step_filter(step)
-        row = self.db.execute(
-            f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
-            f" AND {LIVE}{where}{_LOOKUP_SQL[lookup]}"
-            " ORDER BY created_at DESC, row_id DESC LIMIT 1",
-            (scope.name, tool, scope.tenant, since, *params, digest),
-        ).one()
+        newest, params = _newest_call(scope, tool, lookup, digest, since, step)
+        row = self.db.execute(newest, params).one()
         return None if row is None else self._records.record(row)
 
     def has_legacy_calls(self) -> bool:
@@ -477,6 +466,25 @@ class SqlLedger(SqlLogStore, SqlAskStore):
     def close(self) -> None:
         """Release the database's connections."""
         self.db.close()
+
+
+def _newest_call(
+    scope: Scope,
+    tool: str,
+    lookup: Lookup,
+    digest: str,
+    since: float,
+    step: tuple[str, str] | None,
+) -> tuple[str, tuple[Any, ...]]:
+    """The statement (and its parameters) that reads the newest live call of this scope,
+    tool and step whose ``lookup`` hash is ``digest``, through the index of that hash."""
+    where, params = _step_filter(step)
+    sql = (
+        f"SELECT {COLUMNS} FROM calls WHERE scope = ? AND tool = ? AND tenant = ?"
+        f" AND {LIVE}{where}{_LOOKUP_SQL[lookup]}"
+        " ORDER BY created_at DESC, row_id DESC LIMIT 1"
+    )
+    return sql, (scope.name, tool, scope.tenant, since, *params, digest)
 
 
 def _step_filter(step: tuple[str, str] | None) -> tuple[str, tuple[str, ...]]:

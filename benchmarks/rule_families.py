@@ -38,6 +38,7 @@ from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
 from tooldedup.dedup.english.acts import forget_acts
 from tooldedup.dedup.english.lexicon import forget_words
+from tooldedup.dedup.english.moves import forget_moves
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import Embedder, SpellingBudget, Vectors
@@ -225,6 +226,7 @@ def run(
     # Every run reads the texts from cold, as the first: the words of a text are cached.
     forget_words()
     forget_acts()
+    forget_moves()
     started = time.thread_time()
     with tempfile.TemporaryDirectory() as work:
         settings = ServiceSettings(db_path=Path(work) / "s.db", pair_model=pair_model)
@@ -406,6 +408,7 @@ def family_costs(
         for _ in range(rounds):
             forget_words()
             forget_acts()
+            forget_moves()
             started = time.thread_time()
             for stored, proposed in texts:
                 verifier.compare(stored, proposed)

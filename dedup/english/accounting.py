@@ -164,8 +164,21 @@ class Ledger:
         return f"only {listed} changed"
 
 
+def _spellings(word: str) -> list[str]:
+    """A word with each apostrophe written either way: "let's" and "let\u2019s"."""
+    spelt = [""]
+    for char in word:
+        ways = ("'", "\u2019") if char == "'" else (char,)
+        spelt = [s + c for s in spelt for c in ways]
+    return spelt
+
+
+# ``MEANING`` under every spelling of its apostrophes: read for each word at every compare.
+_SENSES = {spelt: senses for word, senses in MEANING.items() for spelt in _spellings(word)}
+
+
 def _sense_of(word: str) -> tuple[Sense, ...]:
-    return MEANING.get(word.replace("\u2019", "'"), ())
+    return _SENSES.get(word, ())
 
 
 def _openers(words: Sequence[str]) -> set[int]:
@@ -394,7 +407,7 @@ class _Accountant:
                 content = f"a content word was {how}: {longer.words[target]}"
         respelt = rest_reasons is not None and "spellings of one negation" in rest_reasons
         before, after = old.senses(i1, i2), new.senses(j1, j2)
-        common = Counter(s for s, _, _ in before) & Counter(s for s, _, _ in after)
+        common = _common(before, after)
         if {w for s, w, _ in before if s in common} != {w for s, w, _ in after if s in common}:
             # "every" for "all", "but" for "and".
             reasons.add("words of one meaning")
@@ -505,7 +518,16 @@ def _repeated(words: Sequence[str], start: int, stop: int) -> bool:
     )
 
 
+def _common(before: list[_Meant], after: list[_Meant]) -> Counter[Sense]:
+    """What the meaning words of both sides of a span say alike, with how often."""
+    if not before or not after:
+        return Counter()  # most spans hold no meaning word on one side
+    return Counter(s for s, _, _ in before) & Counter(s for s, _, _ in after)
+
+
 def _minus(meant: list[_Meant], common: Counter[Sense]) -> list[_Meant]:
+    if not common:
+        return list(meant)
     left = Counter(common)
     kept = []
     for item in meant:

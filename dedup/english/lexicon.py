@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from difflib import SequenceMatcher
 from functools import lru_cache
+
+from cydifflib import SequenceMatcher
 
 from tooldedup.dedup.english.gates import Gate
 from tooldedup.dedup.short_cache import ShortTextCache

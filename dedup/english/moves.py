@@ -10,11 +10,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
+from functools import lru_cache
+
+from cydifflib import SequenceMatcher
 
 from tooldedup.dedup.english.critical import DAY_WORDS, MONTH_ABBREV, slot_values
 from tooldedup.dedup.english.lexicon import (
     ANTONYM_STEMS,
+    CACHED_TEXT_CHARS,
     DIRECTION,
     FIRST_PERSON,
     JOINERS,
@@ -24,11 +27,13 @@ from tooldedup.dedup.english.lexicon import (
     root,
     stem,
 )
+from tooldedup.dedup.short_cache import ShortTextCache
 
 __all__ = [
     "Replacements",
     "Trade",
     "direction_flipped",
+    "forget_moves",
     "item_added",
     "mutual_swap",
     "opposites_in_place",
@@ -120,6 +125,7 @@ _PERSON = frozenset("he him his himself she her hers herself".split())
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
+@lru_cache(maxsize=8192)
 def _role(word: str) -> str:
     return "#person" if word in _PERSON else stem(_POSSESSIVE.sub("", word))
 
@@ -213,11 +219,23 @@ def persons_changed(old: list[str], new: list[str]) -> bool:
     return bool(mine and theirs) and not within(mine, theirs) and not within(theirs, mine)
 
 
+# Read, never changed, by ``values_moved``: each text's bindings are found once.
+_read_slots = ShortTextCache(slot_values, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
+
+
+def forget_moves() -> None:
+    """Empty the caches of texts read for lists and values (a benchmark measures the rules
+    from cold)."""
+    _read_lists.cache_clear()
+    _read_slots.cache_clear()
+    _role.cache_clear()
+
+
 def values_moved(stored: str, proposed: str) -> str | None:
     """A name both texts give a value, given another: "Ana: 4, Ben: 2" against "Ben got 4,
     Ana: 2". The bag of numbers is one, so only the bindings tell."""
-    theirs = slot_values(proposed)
-    for name, values in slot_values(stored).items():
+    theirs = _read_slots(proposed)
+    for name, values in _read_slots(stored).items():
         if name in theirs and theirs[name] != values:
             before, after = ", ".join(sorted(values)), ", ".join(sorted(theirs[name]))
             return f"values changed places: {name} {before} → {after}"
@@ -347,11 +365,10 @@ def item_added(stored: str, proposed: str) -> str | None:
     A word added at either end ("Invoice" / "Invoice payment", a greeting, a name after a
     comma) is no list item. Words compare by their root: the list's head turns plural as it
     grows ("from the prod-admin group" / "from the prod-admin and billing-admin groups")."""
-    first, second = _LIST_TOKEN.findall(stored.lower()), _LIST_TOKEN.findall(proposed.lower())
-    written_short, written_long = sorted((first, second), key=len)
-    short, long = ([_list_stem(t) for t in side] for side in (written_short, written_long))
-    if len(short) == len(long):
+    first, second = _list_read(stored), _list_read(proposed)
+    if len(first[0]) == len(second[0]):
         return None
+    (_, short), (written_long, long) = sorted((first, second), key=_written_size)
     # "the grill and 2 coolers" / "the grill, 2 coolers and the kayak": a separator put for
     # a joiner is the list growing, not another change.
     changes = [
@@ -387,6 +404,28 @@ def item_added(stored: str, proposed: str) -> str | None:
 
 def _list_stem(token: str) -> str:
     return token if token in _ADDING or _separator(token) else root(token)
+
+
+_ListTokens = tuple[list[str], list[str]]
+
+
+def _list_tokens(text: str) -> _ListTokens:
+    """A text's words and commas as written (lowercased), and by their root."""
+    written = _LIST_TOKEN.findall(text.lower())
+    return written, [_list_stem(t) for t in written]
+
+
+def _list_read(text: str) -> _ListTokens:
+    written, stems = _read_lists(text)
+    return list(written), list(stems)
+
+
+def _written_size(side: _ListTokens) -> int:
+    return len(side[0])
+
+
+# A stored text comes back at every check it is compared in: it is read for lists once.
+_read_lists = ShortTextCache(_list_tokens, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
 
 
 def _list_grown(short: list[str], long: list[str], written: list[str]) -> str | None:

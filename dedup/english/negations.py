@@ -9,7 +9,8 @@ negation in a sentence rewritten around it (held), or one thing refused in two w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from itertools import pairwise
 
 from tooldedup.dedup.english.lexicon import NEGATIONS, NEGATIVE_WORDS, STOP, align, root, words
@@ -37,6 +38,11 @@ class Pair:
     proposed: str
     old: list[str]
     new: list[str]
+    # "a negation was added" (or removed), or None: several rules read it.
+    negation: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "negation", negation_came_or_went(self.old, self.new))
 
 
 # Words between a negation and what it negates: "do not ever delete" still negates "delete",
@@ -65,7 +71,7 @@ _SWITCH = re.compile(
 
 
 def negation_flip(pair: Pair) -> str | None:
-    negation = negation_came_or_went(pair.old, pair.new)
+    negation = pair.negation
     if negation is None:
         # Another negating word elsewhere ("… unless it is paid", "… without a review") can
         # even the count; a bare "do not" put before a word both texts keep still flips.
@@ -79,7 +85,7 @@ def reworded_negation(pair: Pair) -> str | None:
     """A negation over a word both texts keep, in a sentence rewritten around it: a flip as
     often as a rewording ("Please renew the licence" / "The licence should not be renewed
     this year"), so only a judge may merge it."""
-    negation = negation_came_or_went(pair.old, pair.new)
+    negation = pair.negation
     if negation is None or not _negated_kept(pair):
         return None
     return f"{negation} in a reworded sentence"
@@ -129,8 +135,8 @@ def _negation_in_place(pair: Pair) -> bool:
     for tag, i1, i2, j1, j2 in opcodes:
         if tag == "equal":
             continue
-        before = sum(map(_negating, pair.old[i1:i2]))
-        after = sum(map(_negating, pair.new[j1:j2]))
+        before = _negations_in(pair.old[i1:i2])
+        after = _negations_in(pair.new[j1:j2])
         if before % 2 == after % 2:
             continue
         if max(i2 - i1, j2 - j1) <= _MAX_NEGATION_EDIT:
@@ -239,13 +245,21 @@ def negates(words: list[str], at: int) -> bool:
     return False
 
 
+# A negation, or a word that carries one: tested for every word of both texts at every compare.
+_NEGATING = NEGATIONS | NEGATIVE_WORDS.keys()
+
+
 def _negating(word: str) -> bool:
-    return word in NEGATIONS or word in NEGATIVE_WORDS
+    return word in _NEGATING
+
+
+def _negations_in(words: Sequence[str]) -> int:
+    return len([w for w in words if w in _NEGATING])
 
 
 def negation_came_or_went(old: list[str], new: list[str]) -> str | None:
-    before = sum(map(_negating, old))
-    after = sum(map(_negating, new))
+    before = _negations_in(old)
+    after = _negations_in(new)
     if before % 2 == after % 2:
         return None
     return f"a negation was {'added' if after > before else 'removed'}"

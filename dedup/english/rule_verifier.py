@@ -52,8 +52,6 @@ from tooldedup.dedup.english.negations import (
     MAX_ALIGNED_WORDS,
     Pair,
     negates,
-    negation_came_or_went,
-    negation_changed,
     negation_flip,
     refusal_moved,
     reworded_negation,
@@ -190,7 +188,7 @@ class RuleVerifier:
             doubt = reworded_negation(pair) if RuleFamily.REWORDED_NEGATION in self._on else None
             if doubt is not None:
                 return Verdict(VerdictKind.UNSURE, doubt)
-            if negation_changed(stored, proposed):
+            if pair.negation is not None:
                 return replace(verdict, negation_changed=True)
         return verdict
 
@@ -221,7 +219,7 @@ class RuleVerifier:
             old,
             new,
             lambda a, b: context >= _MIN_SWAP_CONTEXT and self._synonym(a, b),
-            negation_moved=negation_came_or_went(old, new) is not None,
+            negation_moved=pair.negation is not None,
         )
         meaning = ledger.meaning if RuleFamily.MEANING_WORDS in self._on else None
         if meaning is not None:
@@ -293,7 +291,7 @@ class RuleVerifier:
         flipped = direction_flipped(replaced) or person_swapped(replaced)
         if flipped is not None:
             return flipped
-        negation_moved = negation_came_or_went(pair.old, pair.new) is not None
+        negation_moved = pair.negation is not None
         for reason, i, j in opposites_in_place(replaced, pair.old, pair.new):
             # A negation that came or went over the opposite, or over the verb that switches,
             # reverses it back: "Don't leave the heater on" / "Turn the heater off". One

@@ -186,14 +186,23 @@ _WANTED = re.compile(
 )
 
 
+def _plans(text: str) -> tuple[tuple[str, str], ...]:
+    """The things a text plans ("to be changed"), each as the word before and the
+    participle, and none that are only wanted ("asked for SSO to be enabled")."""
+    lowered = text.lower()
+    return tuple(
+        (found.group(1), found.group(2))
+        for found in _TO_BE.finditer(lowered)
+        if not _WANTED.search(lowered[: found.start()])
+    )
+
+
 def _planned(stored: str, proposed: str) -> str | None:
-    for mine, theirs in ((stored.lower(), proposed.lower()), (proposed.lower(), stored.lower())):
-        for found in _TO_BE.finditer(mine):
-            before, done = found.group(1), found.group(2)
-            # "asked for SSO to be enabled" is "wants SSO enabled": wanted, not done.
-            if _WANTED.search(mine[: found.start()]):
-                continue
-            if re.search(rf"(?<![\w'\u2019-]){re.escape(before)}\s+{re.escape(done)}\b", theirs):
+    for mine, theirs in ((stored, proposed), (proposed, stored)):
+        for before, done in _text_plans(mine):
+            if re.search(
+                rf"(?<![\w'\u2019-]){re.escape(before)}\s+{re.escape(done)}\b", theirs.lower()
+            ):
                 return "a thing to do became a thing done"
     return None
 
@@ -226,12 +235,14 @@ def _reading(sentence: str) -> tuple[str, frozenset[str]]:
 # so that the memo (words and all) stays a few megabytes whatever callers send.
 _sentence_readings = ShortTextCache(_reading, maxsize=4096, max_chars=_CACHED_SENTENCE_CHARS)
 _text_acts = ShortTextCache(_text_act, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
+_text_plans = ShortTextCache(_plans, maxsize=4096, max_chars=CACHED_TEXT_CHARS)
 
 
 def forget_acts() -> None:
     """Empty the caches of sentences read (a benchmark measures the rules from cold)."""
     _sentence_readings.cache_clear()
     _text_acts.cache_clear()
+    _text_plans.cache_clear()
 
 
 def _changed(stored: list[str], proposed: list[str]) -> str | None:

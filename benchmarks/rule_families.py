@@ -36,6 +36,7 @@ from tooldedup.calibration.compare import compare_modes
 from tooldedup.calibration.samples import VETOES, LabelledPair, Sample, load_pairs
 from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
+from tooldedup.dedup.english.accounting import forget_sides
 from tooldedup.dedup.english.acts import forget_acts
 from tooldedup.dedup.english.lexicon import forget_words
 from tooldedup.dedup.english.moves import forget_moves
@@ -227,6 +228,7 @@ def run(
     forget_words()
     forget_acts()
     forget_moves()
+    forget_sides()
     started = time.thread_time()
     with tempfile.TemporaryDirectory() as work:
         settings = ServiceSettings(db_path=Path(work) / "s.db", pair_model=pair_model)
@@ -409,6 +411,7 @@ def family_costs(
             forget_words()
             forget_acts()
             forget_moves()
+            forget_sides()
             started = time.thread_time()
             for stored, proposed in texts:
                 verifier.compare(stored, proposed)

@@ -11,7 +11,9 @@ completed through its own HTTP API (the two ledgers' schemas differ). wrk, a C l
 its own process, then runs, for each repeat, every measure on every server in turn (the order of
 the servers rotates from one repeat to the next):
 
-- semantic re-issues (paraphrases no server has seen, so each pays a model call) at concurrency 1;
+- semantic re-issues at concurrency 1: paraphrases no server has been sent before, so each
+  pays a model call (the workload says a sentence again further on: such repeats are left
+  out), every server the same ones in a run, from where the fastest stopped in the last;
 - exact re-issues (keys reordered, a fresh request id) at concurrency 1;
 - exact re-issues at concurrency 8 (two wrk threads): throughput.
 
@@ -97,7 +99,6 @@ class System:
     cwd: Path
     server: ServerProcess | None = None
     exact: list[Body] = field(default_factory=list)
-    cursor: int = 0  # the next unused paraphrase
     sample: dict[str, int] = field(default_factory=dict)
     startup_seconds: float = 0.0
     runs: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -213,20 +214,39 @@ def prepare_system(
     run_wrk(port, system.exact, connections=8, threads=2, seconds=1, work=work_dir)
 
 
+def fresh_paraphrases(bodies: list[Body]) -> list[Body]:
+    """Each paraphrase whose free texts no earlier one holds, in order: the workload says the
+    same sentences again further on, which a server answers from its memo of vectors."""
+    seen: set[tuple[tuple[str, str], ...]] = set()
+    fresh = []
+    for body in bodies:
+        texts = tuple(
+            sorted((k, v) for k, v in body["args"].items() if isinstance(v, str) and " " in v)
+        )
+        if texts not in seen:
+            seen.add(texts)
+            fresh.append(body)
+    return fresh
+
+
+def _semantic_bodies(semantic: list[Body], start: int, size: int) -> tuple[list[Body], int]:
+    """The paraphrases of one run from ``start``, and how many of them no run sent before
+    (past the end, the list starts again: those are texts the servers have seen)."""
+    first = semantic[start : start + size]
+    again = semantic[: max(0, size - len(first))]
+    return first + again, len(first)
+
+
 def _run(
     system: System,
     mix: str,
     connections: int,
     threads: int,
-    semantic: list[Body],
+    bodies: list[Body],
     args: argparse.Namespace,
     work_dir: Path,
 ) -> dict[str, Any]:
     assert system.server is not None
-    if mix == "semantic":
-        bodies = semantic[system.cursor : system.cursor + int(args.seconds * 800)]
-    else:
-        bodies = system.exact
     waited = wait_quiet(args.quiet_wait)
     with _Meter(system.server) as meter:
         result: WrkResult = run_wrk(
@@ -237,8 +257,6 @@ def _run(
             seconds=args.seconds,
             work=work_dir,
         )
-    if mix == "semantic":
-        system.cursor += result.requests
     return {
         **asdict(result),
         "per_second": round(result.per_second, 1),
@@ -304,7 +322,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     run_dir = Path(tempfile.mkdtemp(prefix="run-", dir=args.work_dir))
     layout, pool = Layout(args.calls, 100), Pool(args.calls)
     work = build_workload(layout, pool, targets=args.calls, semantic=10**7, misses=0)
-    semantic, candidates = work.bodies["semantic"], work.take("exact", args.calls)
+    semantic, candidates = (
+        fresh_paraphrases(work.bodies["semantic"]),
+        work.take("exact", args.calls),
+    )
     extra = [] if args.embed_threads is None else ["--embed-threads", str(args.embed_threads)]
     commands = system_commands(sha, base_python, run_dir, args.work_dir, extra)
     chosen = [name.strip() for name in args.systems.split(",") if name.strip()]
@@ -336,15 +357,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"seeding {system.name}", file=sys.stderr)
                 prepare_system(system, layout, pool, semantic, candidates, run_dir)
             semantic = semantic[50:-300]
+            cursor = 0  # the next paraphrase no server has been sent
             for repeat in range(args.repeats):
                 order = systems[repeat % len(systems) :] + systems[: repeat % len(systems)]
                 for mix, connections, threads in measures:
+                    # Every server gets the same paraphrases, from the same place: a faster
+                    # one must not reach further into the list than a slower one.
+                    bodies, fresh = _semantic_bodies(semantic, cursor, int(args.seconds * 800))
+                    served = 0
                     for system in order:
-                        row = _run(system, mix, connections, threads, semantic, args, run_dir)
+                        exact = mix != "semantic"
+                        sent = system.exact if exact else bodies
+                        row = _run(system, mix, connections, threads, sent, args, run_dir)
+                        if not exact:
+                            served = max(served, row["requests"])
+                            row["first_seen"] = min(row["requests"], fresh)
                         system.runs.setdefault(f"{mix}_c{connections}", []).append(row)
                         print(
                             repeat, system.name, mix, connections, json.dumps(row), file=sys.stderr
                         )
+                    cursor += served
             for system in systems:
                 if system.server is not None:
                     system.startup_seconds = round(system.server.started_seconds, 1)

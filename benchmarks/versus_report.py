@@ -120,6 +120,17 @@ def markdown(data: dict[str, Any]) -> str:
                 for r in runs
             )
             lines.append(f"- {s['name']} {measure}: {each}")
+    repeated = [
+        f"{s['name']} run {i + 1}: {r['requests'] - r['first_seen']} of {r['requests']}"
+        for s in systems
+        for i, r in enumerate(s["runs"].get("semantic_c1", []))
+        if r.get("first_seen", r["requests"]) < r["requests"]
+    ]
+    lines += [
+        "",
+        "Semantic re-issues whose texts the server had been sent before (the list of fresh"
+        " paraphrases ran out): " + ("; ".join(repeated) if repeated else "none") + ".",
+    ]
     lines += [
         "",
         "Semantic re-issues, 50 answered as a dry run (decision/stage): "

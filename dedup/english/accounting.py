@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rapidfuzz.distance import OSA
 
@@ -41,7 +42,7 @@ from tooldedup.dedup.english.lexicon import (
 )
 from tooldedup.dedup.english.moves import timed
 
-__all__ = ["Change", "Ledger", "account", "same_number", "same_word", "typo"]
+__all__ = ["Change", "Ledger", "account", "forget_sides", "same_number", "same_word", "typo"]
 
 # Words a text may drop without a change: the copula of a note ("Is the API down?" / "API
 # down?", "I am on my way" / "On my way"), and "do" that only carries a "not".
@@ -244,10 +245,13 @@ class _Side:
     referents: set[str]
     # A retry's markers: "away" of "right away" is no preposition of a direction.
     markers: dict[int, str]
+    # Whether any word opens a noun phrase: a note's style writes none at all.
+    determined: bool
 
     @classmethod
     def of(cls, words: Sequence[str]) -> _Side:
-        return cls(words, _openers(words), _referents(words), _marked(words))
+        determined = any(map(_determiner, words))
+        return cls(words, _openers(words), _referents(words), _marked(words), determined)
 
     def senses(self, start: int, stop: int) -> list[_Meant]:
         return [
@@ -293,7 +297,7 @@ class _Side:
             kinds = {kind for kind, _ in _sense_of(word)}
             if ("preposition" in kinds or word in _OF) and i not in self.markers:
                 # A note's style writes no determiner at all: "Email draft to team lead".
-                telegraphic = not determined and not any(map(_determiner, self.words))
+                telegraphic = not determined and not self.determined
                 return (determined or telegraphic) and not self._thanked(i)
             if _determiner(word):
                 determined = True
@@ -343,6 +347,18 @@ class _Side:
         return kept, reasons
 
 
+# A stored text's words come back at every compare that meets it: each is read once. (Only
+# texts of at most ``MAX_ALIGNED_WORDS`` words are aligned, so the memo stays small.)
+@lru_cache(maxsize=1024)
+def _side(words: tuple[str, ...]) -> _Side:
+    return _Side.of(words)
+
+
+def forget_sides() -> None:
+    """Empty the memo of texts read for accounting (a benchmark measures the rules from cold)."""
+    _side.cache_clear()
+
+
 def _next(words: Sequence[str], at: int) -> str:
     return words[at + 1] if at + 1 < len(words) else ""
 
@@ -376,7 +392,7 @@ class _Accountant:
         synonym: Callable[[str, str], bool],
         negation_moved: bool,
     ) -> None:
-        self._old, self._new = _Side.of(old), _Side.of(new)
+        self._old, self._new = _side(tuple(old)), _side(tuple(new))
         self._synonym = synonym
         self._negation_moved = negation_moved
 

@@ -39,11 +39,17 @@ class Metrics:
             "Checks received and not yet answered, waiting or deciding.",
             registry=self.registry,
         )
+        self._counters: dict[tuple[str, str], Counter] = {}
 
     def observe(self, decision: Decision) -> None:
         """Count one decision."""
         stage = "none" if decision.match is None else decision.match.stage.value
-        self.checks.labels(decision=decision.kind.value, stage=stage).inc()
+        key = (decision.kind.value, stage)
+        counter = self._counters.get(key)
+        if counter is None:
+            # Looking a labelled child up costs more than counting: each is looked up once.
+            counter = self._counters[key] = self.checks.labels(decision=key[0], stage=stage)
+        counter.inc()
         self.latency.observe(decision.latency_ms / 1000.0)
 
     def render(self) -> bytes:

@@ -28,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from tooldedup.api.app import create_app
+    from tooldedup.api.heap import settle_heap
     from tooldedup.api.startup import access_at_start, refusal, startup_lines
     from tooldedup.dedup.errors import DedupError
 
@@ -103,6 +104,7 @@ def _serve(args: argparse.Namespace) -> int:
     except DedupError as exc:
         print(f"tooldedup: {exc.message}", file=sys.stderr)
         return 2
+    settle_heap()
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False)
     return 0
 

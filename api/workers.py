@@ -22,6 +22,7 @@ from typing import Any
 from fastapi import FastAPI
 
 from tooldedup.api.app import create_app
+from tooldedup.api.heap import settle_heap
 from tooldedup.api.settings import EmbedderBackend, Settings
 from tooldedup.dedup.errors import DedupError
 
@@ -87,7 +88,9 @@ def app_from_environment(environ: Mapping[str, str] | None = None) -> FastAPI:
     with open(env[SETTINGS_ENV], encoding="utf-8") as source:
         settings = settings_from_json(source.read())
     try:
-        return create_app(settings)
+        app = create_app(settings)
     except DedupError as exc:
         logger.error("worker cannot start: %s", exc.message)
         sys.exit(_STARTUP_FAILURE)
+    settle_heap()
+    return app

@@ -47,7 +47,7 @@ import httpx
 from benchmarks.corpus import Layout, Pool, stored_call
 from benchmarks.load import _machine
 from benchmarks.servers import CpuMeter, ServerProcess, serve_process, wait_quiet
-from benchmarks.versus_report import markdown, noise, ratios, summary
+from benchmarks.versus_report import markdown, noise, paired_ratios, ratios, summary
 from benchmarks.workload import build_workload
 from benchmarks.wrk import WrkResult, run_wrk, wrk_available
 
@@ -397,6 +397,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ]
     data["noise"] = noise(data, args.quiet_wait)
     data["ratios"] = ratios(data)
+    data["paired_ratios"] = paired_ratios(data)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(data), encoding="utf-8")
     args.out.with_suffix(".json").write_text(json.dumps(data, indent=1), encoding="utf-8")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-__all__ = ["TARGETS", "markdown", "noise", "ratios", "summary"]
+__all__ = ["TARGETS", "markdown", "noise", "paired_ratios", "ratios", "summary"]
 
 # The issue's targets, as bounds on today's build ÷ the baseline.
 TARGETS = (
@@ -54,6 +54,35 @@ def ratios(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     return out
 
 
+def paired_ratios(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
+    """Each of today's builds ÷ the baseline, run by run (the servers of one repeat run back
+    to back), then the median: the machine's drift between repeats falls out."""
+    base = data["systems"][0]["runs"]
+    keys = ("p50_ms", "p99_ms", "per_second")
+    return {
+        system["name"]: {
+            measure: {
+                k: round(
+                    statistics.median(
+                        r[k] / b[k] for r, b in zip(runs, base[measure], strict=True)
+                    ),
+                    2,
+                )
+                for k in keys
+            }
+            for measure, runs in system["runs"].items()
+        }
+        for system in data["systems"][1:]
+    }
+
+
+def _cell(value: float, op: str | None = None, bound: float | None = None) -> str:
+    if op is None or bound is None:
+        return f"{value:.2f}"
+    ok = value <= bound if op == "<=" else value >= bound
+    return f"{value:.2f} {'✓' if ok else '✗'}"
+
+
 def markdown(data: dict[str, Any]) -> str:
     """The report: conditions, the medians, the ratios with the targets, each run."""
     systems = data["systems"]
@@ -91,25 +120,26 @@ def markdown(data: dict[str, Any]) -> str:
         lines.append(f"| {measure} | " + " | ".join(cells) + " |")
     lines += [
         "",
-        "Today's build ÷ the baseline (the issue's targets in the last column):",
+        "Today's build ÷ the baseline (the issue's targets in the last column): the ratio of"
+        " the medians above, and the median of each repeat's ratio (paired: the servers of a"
+        " repeat run one after the other, so the machine's drift between repeats falls out).",
         "",
-        "| measure | " + " | ".join(data["ratios"]) + " | target |",
-        "|---|" + "---|" * (len(data["ratios"]) + 1),
+        "| measure | "
+        + " | ".join(f"{name} | {name}, paired" for name in data["ratios"])
+        + " | target |",
+        "|---|" + "---|" * (2 * len(data["ratios"]) + 1),
     ]
+    both = [(data["ratios"][n], data["paired_ratios"][n]) for n in data["ratios"]]
     for measure, key, op, bound in TARGETS:
         if measure not in systems[0]["medians"]:
             continue  # not measured in this run (--measures)
-        cells = []
-        for ratios in data["ratios"].values():
-            value = ratios[measure][key]
-            ok = value <= bound if op == "<=" else value >= bound
-            cells.append(f"{value:.2f} {'✓' if ok else '✗'}")
+        cells = [_cell(r[measure][key], op, bound) for pair in both for r in pair]
         lines.append(f"| {measure} {key} | " + " | ".join(cells) + f" | {op} {bound} |")
     for measure in systems[0]["medians"]:
         for key in ("p50_ms", "p99_ms", "per_second"):
             if any(m == measure and k == key for m, k, _, _ in TARGETS):
                 continue
-            cells = [f"{r[measure][key]:.2f}" for r in data["ratios"].values()]
+            cells = [_cell(r[measure][key]) for pair in both for r in pair]
             lines.append(f"| {measure} {key} | " + " | ".join(cells) + " | |")
     lines += ["", "Each run (p50 / p99 ms, checks/s, load average, other cores):", ""]
     for s in systems:

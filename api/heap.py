@@ -14,11 +14,12 @@ GC_THRESHOLDS = (20_000, 20, 100)
 
 
 def settle_heap() -> None:
-    """Collect once, then keep what startup built (the model, word tables, the app) out of
-    every later collection, and collect less often.
+    """Collect once, freeze what startup built, and collect less often from then on.
 
-    Called by a serving process (``tooldedup serve`` and each of its workers) once its app is
-    built; never in a process that builds many apps, whose garbage it would keep.
+    What startup built (the model, word tables, the app) is kept out of every later
+    collection. Called by a serving process (``tooldedup serve`` and each of its workers)
+    once its app is built; never in a process that builds many apps, whose garbage it would
+    keep.
     """
     gc.collect()
     gc.freeze()

@@ -11,9 +11,10 @@ completed through its own HTTP API (the two ledgers' schemas differ). wrk, a C l
 its own process, then runs, for each repeat, every measure on every server in turn (the order of
 the servers rotates from one repeat to the next):
 
-- semantic re-issues at concurrency 1: paraphrases no server has been sent before, so each
-  pays a model call (the workload says a sentence again further on: such repeats are left
-  out), every server the same ones in a run, from where the fastest stopped in the last;
+- semantic re-issues at concurrency 1: paraphrases whose set of free texts no server has
+  been sent before, so each pays a model call (the workload says its texts again further on:
+  such repeats are left out), every server the same ones in a run, from where the fastest
+  stopped in the last;
 - exact re-issues (keys reordered, a fresh request id) at concurrency 1;
 - exact re-issues at concurrency 8 (two wrk threads): throughput.
 
@@ -215,8 +216,10 @@ def prepare_system(
 
 
 def fresh_paraphrases(bodies: list[Body]) -> list[Body]:
-    """Each paraphrase whose free texts no earlier one holds, in order: the workload says the
-    same sentences again further on, which a server answers from its memo of vectors."""
+    """The paraphrases in order, but for those whose set of free texts an earlier one has: the
+    workload says the same texts again further on, which a server answers from its memo of
+    vectors (one text of a set may recur beside others; keeping only bodies of all-new texts
+    would leave too few)."""
     seen: set[tuple[tuple[str, str], ...]] = set()
     fresh = []
     for body in bodies:
@@ -239,7 +242,6 @@ def _semantic_bodies(semantic: list[Body], start: int, size: int) -> tuple[list[
 
 def _run(
     system: System,
-    mix: str,
     connections: int,
     threads: int,
     bodies: list[Body],
@@ -357,6 +359,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"seeding {system.name}", file=sys.stderr)
                 prepare_system(system, layout, pool, semantic, candidates, run_dir)
             semantic = semantic[50:-300]
+            if not semantic:
+                parser.error("too few paraphrases to measure: raise --calls")
             cursor = 0  # the next paraphrase no server has been sent
             for repeat in range(args.repeats):
                 order = systems[repeat % len(systems) :] + systems[: repeat % len(systems)]
@@ -368,9 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     for system in order:
                         exact = mix != "semantic"
                         sent = system.exact if exact else bodies
-                        row = _run(system, mix, connections, threads, sent, args, run_dir)
+                        row = _run(system, connections, threads, sent, args, run_dir)
                         if not exact:
-                            served = max(served, row["requests"])
+                            # wrk stops with a request in flight on each connection: the
+                            # server was sent those bodies too.
+                            served = max(served, row["requests"] + connections)
                             row["first_seen"] = min(row["requests"], fresh)
                         system.runs.setdefault(f"{mix}_c{connections}", []).append(row)
                         print(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from typing import Any
 
@@ -47,7 +48,8 @@ def ratios(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]]:
     for system in data["systems"][1:]:
         out[system["name"]] = {
             measure: {
-                k: round(v[k] / base[measure][k], 2) for k in ("p50_ms", "p99_ms", "per_second")
+                k: round(v[k] / (base[measure][k] or math.nan), 2)
+                for k in ("p50_ms", "p99_ms", "per_second")
             }
             for measure, v in system["medians"].items()
         }
@@ -64,7 +66,7 @@ def paired_ratios(data: dict[str, Any]) -> dict[str, dict[str, dict[str, float]]
             measure: {
                 k: round(
                     statistics.median(
-                        r[k] / b[k] for r, b in zip(runs, base[measure], strict=True)
+                        r[k] / (b[k] or math.nan) for r, b in zip(runs, base[measure], strict=True)
                     ),
                     2,
                 )

@@ -27,6 +27,7 @@ from rapidfuzz.distance import OSA
 from tooldedup.dedup.english.critical import one_unit_or_day
 from tooldedup.dedup.english.lexicon import (
     ANTONYM_STEMS,
+    CACHED_TEXT_CHARS,
     FILLERS,
     MEANING,
     NEGATIONS,
@@ -347,11 +348,16 @@ class _Side:
         return kept, reasons
 
 
-# A stored text's words come back at every compare that meets it: each is read once. (Only
-# texts of at most ``MAX_ALIGNED_WORDS`` words are aligned, so the memo stays small.)
+# A stored text's words come back at every compare that meets it: each is read once, if
+# short (a word may be of any length: the memo keeps texts of 4 KiB at most).
 @lru_cache(maxsize=1024)
 def _side(words: tuple[str, ...]) -> _Side:
     return _Side.of(words)
+
+
+def _side_of(words: Sequence[str]) -> _Side:
+    kept = tuple(words)
+    return _side(kept) if sum(map(len, kept)) <= CACHED_TEXT_CHARS else _Side.of(kept)
 
 
 def forget_sides() -> None:
@@ -392,7 +398,7 @@ class _Accountant:
         synonym: Callable[[str, str], bool],
         negation_moved: bool,
     ) -> None:
-        self._old, self._new = _side(tuple(old)), _side(tuple(new))
+        self._old, self._new = _side_of(old), _side_of(new)
         self._synonym = synonym
         self._negation_moved = negation_moved
 

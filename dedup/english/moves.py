@@ -125,9 +125,18 @@ _PERSON = frozenset("he him his himself she her hers herself".split())
 _POSSESSIVE = re.compile(r"['\u2019]s$")
 
 
-@lru_cache(maxsize=8192)
-def _role(word: str) -> str:
+def _role_of(word: str) -> str:
     return "#person" if word in _PERSON else stem(_POSSESSIVE.sub("", word))
+
+
+# Every word of both texts is read for its role at every compare; words of a usual length
+# are remembered (a word may be of any length).
+_remembered_role = lru_cache(maxsize=8192)(_role_of)
+_MAX_REMEMBERED_WORD = 64
+
+
+def _role(word: str) -> str:
+    return _remembered_role(word) if len(word) <= _MAX_REMEMBERED_WORD else _role_of(word)
 
 
 def _trade_in(
@@ -224,11 +233,10 @@ _read_slots = ShortTextCache(slot_values, maxsize=4096, max_chars=CACHED_TEXT_CH
 
 
 def forget_moves() -> None:
-    """Empty the caches of texts read for lists and values (a benchmark measures the rules
-    from cold)."""
+    """Empty the memos of texts read for lists, values and roles (for cold timings)."""
     _read_lists.cache_clear()
     _read_slots.cache_clear()
-    _role.cache_clear()
+    _remembered_role.cache_clear()
 
 
 def values_moved(stored: str, proposed: str) -> str | None:
@@ -416,6 +424,7 @@ def _list_tokens(text: str) -> _ListTokens:
 
 
 def _list_read(text: str) -> _ListTokens:
+    # Copies: the memo's lists are shared by every caller.
     written, stems = _read_lists(text)
     return list(written), list(stems)
 

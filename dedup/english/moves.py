@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 from cydifflib import SequenceMatcher
 
@@ -131,12 +130,7 @@ def _role_of(word: str) -> str:
 
 # Every word of both texts is read for its role at every compare; words of a usual length
 # are remembered (a word may be of any length).
-_remembered_role = lru_cache(maxsize=8192)(_role_of)
-_MAX_REMEMBERED_WORD = 64
-
-
-def _role(word: str) -> str:
-    return _remembered_role(word) if len(word) <= _MAX_REMEMBERED_WORD else _role_of(word)
+_role = ShortTextCache(_role_of, maxsize=8192, max_chars=64)
 
 
 def _trade_in(
@@ -236,7 +230,7 @@ def forget_moves() -> None:
     """Empty the memos of texts read for lists, values and roles (for cold timings)."""
     _read_lists.cache_clear()
     _read_slots.cache_clear()
-    _remembered_role.cache_clear()
+    _role.cache_clear()
 
 
 def values_moved(stored: str, proposed: str) -> str | None:

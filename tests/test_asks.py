@@ -563,8 +563,10 @@ def test_any_one_character_changed_is_refused(
 ) -> None:
     at = data.draw(st.integers(0, len(asked_token) - 1), label="at")
     hexes = st.sampled_from("0123456789abcdefABCDEF")
+    # A lone surrogate cannot be sent as JSON at all: the client refuses to encode it.
+    sendable = st.characters(exclude_categories=["Cs"])
     char = data.draw(
-        st.one_of(hexes, st.characters()).filter(lambda c: c != asked_token[at]), label="char"
+        st.one_of(hexes, sendable).filter(lambda c: c != asked_token[at]), label="char"
     )
     edited = asked_token[:at] + char + asked_token[at + 1 :]
     body = {"session_id": "s1", "tool": "send_email", "args": AGAIN, "confirm_token": edited}

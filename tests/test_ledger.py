@@ -258,6 +258,26 @@ def test_claim_rechecks_live_calls_of_the_intent(ledger: SqlLedger) -> None:
     assert isinstance(fresh, CallRecord)
 
 
+def test_the_live_intent_lookup_reads_only_that_intent(tmp_path: Path) -> None:
+    """A claim's recheck goes by the intent index, not through every live call in the
+    window (which it did by the tenant's index: a scan growing with the window)."""
+    ledger = SqliteLedger(tmp_path / "ledger.db")
+    for n in range(50):
+        ledger.claim(_record(f"other{n}", intent=f"ik_other{n}"))
+    statements: list[str] = []
+    ledger.db.execute("SELECT 1")  # this thread's connection, opened before it is traced
+    conn = ledger.db._conn()
+    conn.set_trace_callback(statements.append)
+    late = ledger.claim(_record("c2", intent="ik_other7"), live_since=50.0)
+    conn.set_trace_callback(None)
+    assert isinstance(late, ClaimConflict)
+    assert late.holder.call_id == "other7"
+    lookup = next(s for s in statements if s.startswith("SELECT") and "intent_key = " in s)
+    plan = " ".join(row[3] for row in conn.execute(f"EXPLAIN QUERY PLAN {lookup}"))
+    assert "USING INDEX calls_intent" in plan, plan
+    ledger.close()
+
+
 def test_latest_attempt_follows_the_chain(ledger: SqlLedger) -> None:
     ledger.claim(_record("c1"))
     ledger.complete(T, "c1", Outcome(CallStatus.FAILED, failure_class=FailureClass.RETRYABLE), 1.0)

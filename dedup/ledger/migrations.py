@@ -315,6 +315,13 @@ def m011_signed_confirm_tokens(d: Dialect) -> tuple[str, ...]:
     )
 
 
+@migration
+def m012_intent_lookup(d: Dialect) -> tuple[str, ...]:
+    """The live call of an intent, found by its key: a claim looks it up, and without this
+    index the lookup walked every live call of the tenant in the window."""
+    return ("CREATE INDEX calls_intent ON calls (intent_key, created_at)",)
+
+
 def _rekeyed(table: str, columns: str, copied: str, suffix: str = "") -> tuple[str, ...]:
     """Rebuild ``table`` with ``columns``, its rows moved into the default tenant (neither
     database can change a primary key in place)."""

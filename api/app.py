@@ -11,10 +11,9 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Response
+from fastapi import Depends, FastAPI, Header, Query, Request, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
-from starlette.concurrency import run_in_threadpool
 
 from tooldedup.api.access import (
     ADMINS,
@@ -26,6 +25,7 @@ from tooldedup.api.access import (
     allow,
 )
 from tooldedup.api.admin_routes import admin_router
+from tooldedup.api.dispatch import CheckDispatcher, is_light
 from tooldedup.api.errors import install_error_handlers
 from tooldedup.api.fairness import ScopeGate
 from tooldedup.api.metrics import Metrics
@@ -145,6 +145,17 @@ def _match_out(match: Match | None) -> MatchOut | None:
     )
 
 
+def _declared_length(request: Request) -> int | None:
+    """The body's declared length; None when not declared (a streamed body)."""
+    value = request.headers.get("content-length")
+    if value is None:
+        return None
+    try:
+        return int(value)
+    except ValueError:  # the body middleware answers 400 first; never a 500 here
+        return None
+
+
 def create_app(
     settings: Settings,
     *,
@@ -168,6 +179,10 @@ def create_app(
     metrics = Metrics()
     metrics.model_calls.set_function(lambda: cached.model_calls)
     gate = ScopeGate()
+    # A check that waits on nothing remote may run on the loop's thread when it is alone.
+    dispatcher = CheckDispatcher(
+        inline=settings.postgres_url is None and settings.judge_base_url is None
+    )
     health = _Health()
     ring = KeyRing(built.keys, settings.api_key, cache_seconds=settings.key_cache_seconds)
 
@@ -226,10 +241,12 @@ def create_app(
     )
     app.state.service = service
     app.state.embedder = cached
+    app.state.dispatcher = dispatcher
     install_error_handlers(app)
 
     @app.post("/v1/check", response_model=CheckResponse, responses=_ERRORS)
     async def check(
+        request: Request,
         body: CheckRequest,
         principal: Agent,
         idempotency_key_header: Annotated[
@@ -263,8 +280,9 @@ def create_app(
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
-                decision = await run_in_threadpool(
-                    service.check, call, dry_run=body.dry_run, key_id=principal.key_id
+                light = is_light(body.args, _declared_length(request))
+                decision = await dispatcher.run(
+                    light, service.check, call, dry_run=body.dry_run, key_id=principal.key_id
                 )
         metrics.observe(decision)
         answer = CheckResponse(
@@ -381,4 +399,6 @@ def create_app(
         open_paths=frozenset({"/healthz", *PAGE_PATHS}),
         default_rate=settings.default_rate,
     )
+    # Outermost: every request in flight is counted, whatever answers it.
+    app.add_middleware(dispatcher.counting)
     return app

@@ -92,5 +92,8 @@ def app_from_environment(environ: Mapping[str, str] | None = None) -> FastAPI:
     except DedupError as exc:
         logger.error("worker cannot start: %s", exc.message)
         sys.exit(_STARTUP_FAILURE)
+    # Workers share the store's locks: a check may wait on another process's, so none runs
+    # on the event loop's thread.
+    app.state.dispatcher.inline = False
     settle_heap()
     return app

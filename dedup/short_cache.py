@@ -25,8 +25,11 @@ class ShortTextCache(Generic[R]):
 
     def __call__(self, *texts: str) -> R:
         """``function(*texts)``, from the memo where it may be kept."""
-        if any(len(text) > self._max_chars for text in texts):
-            return self._function(*texts)
+        # A loop, not ``any`` over a generator: called for each word of a text, where the
+        # generator's frame cost more than the memo saved.
+        for text in texts:
+            if len(text) > self._max_chars:
+                return self._function(*texts)
         return self._remembered(*texts)
 
     def cache_info(self) -> _CacheInfo:

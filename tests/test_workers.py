@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import stat
 from pathlib import Path
 
+from fastapi.testclient import TestClient
+
 from tooldedup.api.settings import EmbedderBackend, Settings
-from tooldedup.api.workers import settings_file, settings_from_json, settings_to_json
+from tooldedup.api.workers import (
+    SETTINGS_ENV,
+    app_from_environment,
+    settings_file,
+    settings_from_json,
+    settings_to_json,
+)
 
 
 def test_settings_survive_the_trip_to_a_worker() -> None:
@@ -37,3 +46,20 @@ def test_the_settings_file_is_private_and_removed() -> None:
             assert settings_from_json(source.read()) == settings
     assert not os.path.exists(path)
     assert not os.path.exists(os.path.dirname(path))
+
+
+def test_a_worker_never_runs_a_check_on_its_event_loop(tmp_path: Path) -> None:
+    """Workers share the store's locks: a check may wait on another process."""
+    settings = Settings(db_path=tmp_path / "w.db", pair_model=False)
+    thresholds = gc.get_threshold()
+    try:
+        with settings_file(settings) as path:
+            app = app_from_environment({SETTINGS_ENV: path})
+    finally:
+        # A worker settles its collector (``api/heap.py``); this process is the tests'.
+        gc.unfreeze()
+        gc.set_threshold(*thresholds)
+    assert app.state.dispatcher.inline is False
+    with TestClient(app) as client:
+        body = {"session_id": "s", "tool": "t", "args": {"note": "a short note"}}
+        assert client.post("/v1/check", json=body).json()["decision"] == "proceed"

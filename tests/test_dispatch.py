@@ -1,0 +1,138 @@
+"""Where a check runs: on the event loop's thread when alone and local, else in the pool."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from tooldedup.api.app import create_app
+from tooldedup.api.dispatch import (
+    INLINE_MAX_BODY_BYTES,
+    INLINE_MAX_TEXTS,
+    CheckDispatcher,
+    is_light,
+)
+from tooldedup.api.settings import Settings
+from tooldedup.index.onnx_embedder import OnnxEmbedder
+
+
+def _on_loop() -> bool:
+    """Whether the caller runs on a thread with a running event loop (not a pool thread)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _app(dispatcher: CheckDispatcher, work: Any = _on_loop) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        try:
+            body = json.dumps({"on_loop": await dispatcher.run(True, work)}).encode()
+            status = 200
+        except ValueError as exc:
+            body, status = json.dumps({"error": str(exc)}).encode(), 422
+        await send({"type": "http.response.start", "status": status, "headers": []})
+        await send({"type": "http.response.body", "body": body})
+
+    return dispatcher.counting(app)
+
+
+async def _get(dispatcher: CheckDispatcher, times: int, work: Any = _on_loop) -> list[Any]:
+    transport = httpx.ASGITransport(app=_app(dispatcher, work))
+    async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
+        answers = await asyncio.gather(*(client.get("/") for _ in range(times)))
+    return [(a.status_code, a.json()) for a in answers]
+
+
+@pytest.mark.parametrize(
+    ("inline", "times", "on_loop"),
+    [
+        (True, 1, True),  # alone and local: no hop to a thread
+        (True, 3, False),  # requests in flight together overlap in the pool
+        (False, 1, False),  # a service that may wait on the network never holds the loop
+        (False, 3, False),
+    ],
+)
+def test_a_check_runs_on_the_loop_only_when_alone_and_local(
+    inline: bool, times: int, on_loop: bool
+) -> None:
+    dispatcher = CheckDispatcher(inline=inline)
+    answers = asyncio.run(_get(dispatcher, times))
+    assert answers == [(200, {"on_loop": on_loop})] * times
+    assert dispatcher.requests == 0
+
+
+@pytest.mark.parametrize("inline", [True, False])
+def test_an_error_reaches_the_caller_either_way(inline: bool) -> None:
+    def fails() -> None:
+        raise ValueError("bad input")
+
+    dispatcher = CheckDispatcher(inline=inline)
+    answers = asyncio.run(_get(dispatcher, 1, fails))
+    assert answers == [(422, {"error": "bad input"})]
+    assert dispatcher.requests == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "body_bytes", "light"),
+    [
+        ({"to": "a@b.co", "body": "Send the report today"}, 120, True),
+        ({"notes": ["a b"] * INLINE_MAX_TEXTS}, 200, True),
+        ({"notes": ["a b"] * (INLINE_MAX_TEXTS + 1)}, 200, False),  # texts the model reads
+        ({"deep": [{"x": ["a b", {"y": "c d"}]}] * 3}, 300, False),  # found at any depth
+        ({"ids": ["x"] * 500}, 1500, True),  # no free text: no model call
+        ({"to": "a@b.co"}, INLINE_MAX_BODY_BYTES + 1, False),  # a large body
+        ({"to": "a@b.co"}, None, False),  # a streamed body, of no declared length
+    ],
+)
+def test_a_light_check_is_a_small_body_of_few_texts(
+    args: Any, body_bytes: int | None, light: bool
+) -> None:
+    assert is_light(args, body_bytes) is light
+
+
+@pytest.fixture(scope="module")
+def embedder() -> OnnxEmbedder:
+    return OnnxEmbedder.packaged()
+
+
+@pytest.mark.parametrize(
+    ("extra", "inline"),
+    [
+        ({}, True),
+        ({"judge_base_url": "http://127.0.0.1:9/v1", "judge_model": "m"}, False),
+    ],
+)
+def test_checks_through_http_run_where_the_service_allows(
+    tmp_path: Path, embedder: OnnxEmbedder, extra: dict[str, Any], inline: bool
+) -> None:
+    app = create_app(Settings(db_path=tmp_path / "d.db", **extra), embedder=embedder)
+    service = app.state.service
+    seen: list[bool] = []
+    check = service.check
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        seen.append(_on_loop())
+        return check(*args, **kwargs)
+
+    service.check = recorded
+    body = {"session_id": "s", "tool": "send_email", "args": {"to": "a@b.co", "body": "hi"}}
+    heavy = {**body, "args": {"notes": [f"note number {i}" for i in range(INLINE_MAX_TEXTS + 1)]}}
+    with TestClient(app) as client:
+        first = client.post("/v1/check", json=body)
+        again = client.post("/v1/check", json=body)
+        many = client.post("/v1/check", json=heavy)
+    assert first.status_code == 200
+    assert first.json()["decision"] == "proceed"
+    assert again.json()["decision"] == "in_progress"
+    assert many.json()["decision"] == "proceed"
+    assert app.state.dispatcher.inline is inline
+    # A check of many free texts runs in the pool whatever the service.
+    assert seen == [inline, inline, False]

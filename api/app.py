@@ -280,7 +280,9 @@ def create_app(
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
-                light = is_light(body.args, _declared_length(request))
+                light = is_light(body.args, _declared_length(request)) and not (
+                    service.policies_for(principal.tenant).for_tool(body.tool).pair_model
+                )
                 decision = await dispatcher.run(
                     light, service.check, call, dry_run=body.dry_run, key_id=principal.key_id
                 )

@@ -10,16 +10,16 @@ from typing import Any, ParamSpec, TypeVar
 from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["INLINE_MAX_BODY_BYTES", "INLINE_MAX_TEXTS", "CheckDispatcher", "is_light"]
+__all__ = ["INLINE_MAX_BODY_BYTES", "INLINE_MAX_STRINGS", "CheckDispatcher", "is_light"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-# A light check: a body of at most 2 KiB holding at most 4 strings with a space in them
-# (each a free text the model may read, a window of up to 120 words each): at most a few
-# model calls, some 10 ms, however the service reads it.
+# A light check: a body of at most 2 KiB holding at most 6 strings. Any string may be a text
+# the model reads (a policy may name any field free text), in windows of 120 words: at most
+# 8 model calls, some 20 ms, however the service reads the body.
 INLINE_MAX_BODY_BYTES = 2048
-INLINE_MAX_TEXTS = 4
+INLINE_MAX_STRINGS = 6
 
 
 def is_light(args: Any, body_bytes: int | None) -> bool:
@@ -27,13 +27,13 @@ def is_light(args: Any, body_bytes: int | None) -> bool:
     is light enough to hold the event loop while it runs."""
     if body_bytes is None or body_bytes > INLINE_MAX_BODY_BYTES:
         return False
-    texts = 0
+    strings = 0
     stack = [args]
     while stack:
         value = stack.pop()
         if isinstance(value, str):
-            texts += " " in value
-            if texts > INLINE_MAX_TEXTS:
+            strings += 1
+            if strings > INLINE_MAX_STRINGS:
                 return False
         elif isinstance(value, dict):
             stack.extend(value.values())
@@ -49,7 +49,8 @@ class CheckDispatcher:
     a core whose caches hold none of the request: 0.2 to 0.3 ms of a 5 ms semantic check at
     concurrency 1 (``docs/benchmarks.md``). So a light check (:func:`is_light`) that is the
     only request in flight, in a service whose checks wait on nothing remote or shared
-    (``inline``: one process on a SQLite store, no judge), runs on the event loop's thread.
+    (``inline``: one process on a SQLite store, no judge), runs on the event loop's thread,
+    unless its tool's policy reads the pair model (a model call per candidate).
     Any other runs in the thread pool: concurrent requests overlap there, and a heavy check,
     or one that may wait on the network or on another process, never holds the loop. A
     request that arrives while a check runs inline waits for it: one light, local check.

@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from tooldedup.api.app import create_app
 from tooldedup.api.dispatch import (
     INLINE_MAX_BODY_BYTES,
-    INLINE_MAX_TEXTS,
+    INLINE_MAX_STRINGS,
     CheckDispatcher,
     is_light,
 )
@@ -84,10 +84,10 @@ def test_an_error_reaches_the_caller_either_way(inline: bool) -> None:
     ("args", "body_bytes", "light"),
     [
         ({"to": "a@b.co", "body": "Send the report today"}, 120, True),
-        ({"notes": ["a b"] * INLINE_MAX_TEXTS}, 200, True),
-        ({"notes": ["a b"] * (INLINE_MAX_TEXTS + 1)}, 200, False),  # texts the model reads
-        ({"deep": [{"x": ["a b", {"y": "c d"}]}] * 3}, 300, False),  # found at any depth
-        ({"ids": ["x"] * 500}, 1500, True),  # no free text: no model call
+        ({"notes": ["a b"] * INLINE_MAX_STRINGS, "n": [1] * 100}, 600, True),
+        ({"notes": ["a b"] * (INLINE_MAX_STRINGS + 1)}, 200, False),  # texts the model may read
+        ({"deep": [{"x": ["a b", {"y": "c d"}]}] * 4}, 300, False),  # found at any depth
+        ({"ids": ["x"] * 500}, 1500, False),  # a policy may name any field free text
         ({"to": "a@b.co"}, INLINE_MAX_BODY_BYTES + 1, False),  # a large body
         ({"to": "a@b.co"}, None, False),  # a streamed body, of no declared length
     ],
@@ -124,15 +124,20 @@ def test_checks_through_http_run_where_the_service_allows(
 
     service.check = recorded
     body = {"session_id": "s", "tool": "send_email", "args": {"to": "a@b.co", "body": "hi"}}
-    heavy = {**body, "args": {"notes": [f"note number {i}" for i in range(INLINE_MAX_TEXTS + 1)]}}
+    heavy = {**body, "args": {"notes": [f"note number {i}" for i in range(INLINE_MAX_STRINGS + 1)]}}
+    paired = {**body, "tool": "wire_money"}
     with TestClient(app) as client:
         first = client.post("/v1/check", json=body)
         again = client.post("/v1/check", json=body)
         many = client.post("/v1/check", json=heavy)
+        policy = client.put("/v1/tools/wire_money/policy", json={"pair_model": True})
+        read_by_pairs = client.post("/v1/check", json=paired)
     assert first.status_code == 200
     assert first.json()["decision"] == "proceed"
     assert again.json()["decision"] == "in_progress"
     assert many.json()["decision"] == "proceed"
+    assert policy.status_code == 200
+    assert read_by_pairs.json()["decision"] == "proceed"
     assert app.state.dispatcher.inline is inline
-    # A check of many free texts runs in the pool whatever the service.
-    assert seen == [inline, inline, False]
+    # A check of many strings, or of a tool the pair model reads, runs in the pool.
+    assert seen == [inline, inline, False, False]

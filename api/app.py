@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, Header, Query, Request, Response
+from fastapi import Depends, FastAPI, Header, Query, Response
 from fastapi.responses import JSONResponse
 from prometheus_client import CONTENT_TYPE_LATEST
 
@@ -145,17 +145,6 @@ def _match_out(match: Match | None) -> MatchOut | None:
     )
 
 
-def _declared_length(request: Request) -> int | None:
-    """The body's declared length; None when not declared (a streamed body)."""
-    value = request.headers.get("content-length")
-    if value is None:
-        return None
-    try:
-        return int(value)
-    except ValueError:  # the body middleware answers 400 first; never a 500 here
-        return None
-
-
 def create_app(
     settings: Settings,
     *,
@@ -204,13 +193,15 @@ def create_app(
                                 # The next purge is due a full interval later, even after a
                                 # failed one: a purge never runs back to back with itself.
                                 next_purge = time.monotonic() + settings.purge_interval_seconds
-                                removed = service.purge(
-                                    settings.retention_seconds, settings.log_retention_seconds
-                                )
+                                with dispatcher.held_off():
+                                    removed = service.purge(
+                                        settings.retention_seconds, settings.log_retention_seconds
+                                    )
                                 if removed:
                                     logger.info("purged %d calls past retention", removed)
                     if health.store_up:
-                        service.maintain()
+                        with dispatcher.held_off():
+                            service.maintain()
                 except Exception as exc:
                     # Never the end of the thread: health, policies and purges go on. Said
                     # at most once a round, not at every checkpoint.
@@ -246,7 +237,6 @@ def create_app(
 
     @app.post("/v1/check", response_model=CheckResponse, responses=_ERRORS)
     async def check(
-        request: Request,
         body: CheckRequest,
         principal: Agent,
         idempotency_key_header: Annotated[
@@ -280,7 +270,7 @@ def create_app(
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
-                light = is_light(body.args, _declared_length(request)) and not (
+                light = is_light(body.args) and not (
                     service.policies_for(principal.tenant).for_tool(body.tool).pair_model
                 )
                 decision = await dispatcher.run(
@@ -401,6 +391,7 @@ def create_app(
         open_paths=frozenset({"/healthz", *PAGE_PATHS}),
         default_rate=settings.default_rate,
     )
-    # Outermost: every request in flight is counted, whatever answers it.
+    # Added last, so outside the other middleware: every request in flight is counted,
+    # whatever answers it (refused keys and bodies too).
     app.add_middleware(dispatcher.counting)
     return app

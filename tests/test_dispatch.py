@@ -13,7 +13,8 @@ from fastapi.testclient import TestClient
 
 from tooldedup.api.app import create_app
 from tooldedup.api.dispatch import (
-    INLINE_MAX_BODY_BYTES,
+    INLINE_MAX_CHARS,
+    INLINE_MAX_NODES,
     INLINE_MAX_STRINGS,
     CheckDispatcher,
     is_light,
@@ -31,8 +32,16 @@ def _on_loop() -> bool:
     return True
 
 
-def _app(dispatcher: CheckDispatcher, work: Any = _on_loop) -> Any:
+def _app(dispatcher: CheckDispatcher, times: int, work: Any = _on_loop) -> Any:
+    arrived: list[int] = []
+    together = asyncio.Event()
+
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        # Every request is in flight before any is dispatched, however the client schedules.
+        arrived.append(1)
+        if len(arrived) == times:
+            together.set()
+        await together.wait()
         try:
             body = json.dumps({"on_loop": await dispatcher.run(True, work)}).encode()
             status = 200
@@ -45,7 +54,7 @@ def _app(dispatcher: CheckDispatcher, work: Any = _on_loop) -> Any:
 
 
 async def _get(dispatcher: CheckDispatcher, times: int, work: Any = _on_loop) -> list[Any]:
-    transport = httpx.ASGITransport(app=_app(dispatcher, work))
+    transport = httpx.ASGITransport(app=_app(dispatcher, times, work))
     async with httpx.AsyncClient(transport=transport, base_url="http://t") as client:
         answers = await asyncio.gather(*(client.get("/") for _ in range(times)))
     return [(a.status_code, a.json()) for a in answers]
@@ -81,21 +90,59 @@ def test_an_error_reaches_the_caller_either_way(inline: bool) -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "body_bytes", "light"),
+    ("args", "light"),
     [
-        ({"to": "a@b.co", "body": "Send the report today"}, 120, True),
-        ({"notes": ["a b"] * INLINE_MAX_STRINGS, "n": [1] * 100}, 600, True),
-        ({"notes": ["a b"] * (INLINE_MAX_STRINGS + 1)}, 200, False),  # texts the model may read
-        ({"deep": [{"x": ["a b", {"y": "c d"}]}] * 4}, 300, False),  # found at any depth
-        ({"ids": ["x"] * 500}, 1500, False),  # a policy may name any field free text
-        ({"to": "a@b.co"}, INLINE_MAX_BODY_BYTES + 1, False),  # a large body
-        ({"to": "a@b.co"}, None, False),  # a streamed body, of no declared length
+        ({"to": "a@b.co", "body": "Send the report today"}, True),
+        ({"notes": ["a b"] * INLINE_MAX_STRINGS, "n": [1] * 40}, True),
+        ({"notes": ["a b"] * (INLINE_MAX_STRINGS + 1)}, False),  # texts the model may read
+        ({"deep": [{"x": ["a b", {"y": "c d"}]}] * 4}, False),  # found at any depth
+        ({"ids": ["x"] * 500}, False),  # a policy may name any field free text
+        ({"n": list(range(INLINE_MAX_NODES + 1))}, False),  # many values to canonicalise
+        ({f"k{i}": 1 for i in range(INLINE_MAX_NODES + 1)}, False),
+        ({"k" * (INLINE_MAX_CHARS + 1): 1}, False),  # long keys
+        ({"body": "word " * (INLINE_MAX_CHARS // 5 + 1)}, False),  # one long text, windows
+        ({}, True),
     ],
 )
-def test_a_light_check_is_a_small_body_of_few_texts(
-    args: Any, body_bytes: int | None, light: bool
-) -> None:
-    assert is_light(args, body_bytes) is light
+def test_a_light_check_is_a_few_short_values(args: Any, light: bool) -> None:
+    assert is_light(args) is light
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_slow_check_on_the_loop_sends_checks_to_the_pool_for_a_while() -> None:
+    clock = _Clock()
+    dispatcher = CheckDispatcher(inline=True, slow_seconds=0.05, pause_seconds=60, clock=clock)
+
+    def slow() -> bool:
+        clock.now += 0.2  # a group loaded again, a lock another process held
+        return _on_loop()
+
+    assert asyncio.run(_get(dispatcher, 1, slow)) == [(200, {"on_loop": True})]
+    assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": False})]
+    clock.now += 61
+    assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": True})]
+
+
+def test_no_check_runs_on_the_loop_while_maintenance_writes() -> None:
+    dispatcher = CheckDispatcher(inline=True)
+    with dispatcher.held_off():
+        assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": False})]
+    assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": True})]
+
+
+@pytest.mark.parametrize(
+    ("slow_seconds", "pause_seconds"), [(-1, 60), (0.05, -0.1), (True, 60), ("1", 60)]
+)
+def test_the_pause_bounds_are_checked(slow_seconds: Any, pause_seconds: Any) -> None:
+    with pytest.raises(ValueError, match="seconds"):
+        CheckDispatcher(inline=True, slow_seconds=slow_seconds, pause_seconds=pause_seconds)
 
 
 @pytest.fixture(scope="module")

@@ -61,7 +61,7 @@ test: $(DEV) chromium brokers
 
 # The documentation site, into site/; a broken link or a missing page fails the build.
 docs: $(DOCS)
-	$(BIN)/mkdocs build --strict --quiet
+	$(BIN)/mkdocs build --strict
 
 lint: $(DEV)
 	$(BIN)/ruff check .

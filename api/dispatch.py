@@ -114,6 +114,11 @@ class CheckDispatcher:
 
         return counted
 
+    @property
+    def holding(self) -> bool:
+        """Whether maintenance holds checks off the loop now (``held_off``)."""
+        return self._held > 0
+
     @contextmanager
     def held_off(self) -> Iterator[None]:
         """No check runs on the loop while the block runs (maintenance that writes)."""

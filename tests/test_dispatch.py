@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -133,7 +135,9 @@ def test_a_slow_check_on_the_loop_sends_checks_to_the_pool_for_a_while() -> None
 def test_no_check_runs_on_the_loop_while_maintenance_writes() -> None:
     dispatcher = CheckDispatcher(inline=True)
     with dispatcher.held_off():
+        assert dispatcher.holding
         assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": False})]
+    assert not dispatcher.holding
     assert asyncio.run(_get(dispatcher, 1)) == [(200, {"on_loop": True})]
 
 
@@ -160,10 +164,22 @@ def embedder() -> OnnxEmbedder:
 def test_checks_through_http_run_where_the_service_allows(
     tmp_path: Path, embedder: OnnxEmbedder, extra: dict[str, Any], inline: bool
 ) -> None:
-    app = create_app(Settings(db_path=tmp_path / "d.db", **extra), embedder=embedder)
+    # One maintenance round, at startup, and none during the test: while maintenance
+    # writes, every check runs in the pool.
+    hours = {f"{name}_interval_seconds": 3600.0 for name in ("checkpoint", "refresh", "purge")}
+    settings = Settings(db_path=tmp_path / "d.db", **hours, **extra)
+    app = create_app(settings, embedder=embedder)
     service = app.state.service
     seen: list[bool] = []
     check = service.check
+    maintain = service.maintain
+    maintained = threading.Event()
+
+    def maintained_once() -> None:
+        maintain()
+        maintained.set()
+
+    service.maintain = maintained_once
 
     def recorded(*args: Any, **kwargs: Any) -> Any:
         seen.append(_on_loop())
@@ -174,6 +190,9 @@ def test_checks_through_http_run_where_the_service_allows(
     heavy = {**body, "args": {"notes": [f"note number {i}" for i in range(INLINE_MAX_STRINGS + 1)]}}
     paired = {**body, "tool": "wire_money"}
     with TestClient(app) as client:
+        assert maintained.wait(60)
+        while app.state.dispatcher.holding:  # the round's last step is leaving ``held_off``
+            time.sleep(0.001)
         first = client.post("/v1/check", json=body)
         again = client.post("/v1/check", json=body)
         many = client.post("/v1/check", json=heavy)

@@ -3,6 +3,7 @@ SQLite files under tmp_path, one real PostgreSQL server with a new database per 
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -61,6 +62,15 @@ def ledger_url(postgres: LocalPostgres, ledger_template: str) -> Iterator[str]:
     url = postgres.create_database(template=ledger_template)
     yield url
     postgres.drop_database(url)
+
+
+@pytest.fixture
+def restored_gc() -> Iterator[None]:
+    """The collector as it was, after a test that settles it as a serving process does."""
+    thresholds = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from tooldedup.api.app import create_app
+from tests.helpers import MakeApp
 from tooldedup.api.dispatch import (
     INLINE_MAX_CHARS,
     INLINE_MAX_NODES,
@@ -22,7 +22,6 @@ from tooldedup.api.dispatch import (
     is_light,
 )
 from tooldedup.api.settings import Settings
-from tooldedup.index.onnx_embedder import OnnxEmbedder
 
 
 def _on_loop() -> bool:
@@ -149,11 +148,6 @@ def test_the_pause_bounds_are_checked(slow_seconds: Any, pause_seconds: Any) -> 
         CheckDispatcher(inline=True, slow_seconds=slow_seconds, pause_seconds=pause_seconds)
 
 
-@pytest.fixture(scope="module")
-def embedder() -> OnnxEmbedder:
-    return OnnxEmbedder.packaged()
-
-
 @pytest.mark.parametrize(
     ("extra", "inline"),
     [
@@ -162,13 +156,13 @@ def embedder() -> OnnxEmbedder:
     ],
 )
 def test_checks_through_http_run_where_the_service_allows(
-    tmp_path: Path, embedder: OnnxEmbedder, extra: dict[str, Any], inline: bool
+    tmp_path: Path, make_app: MakeApp, extra: dict[str, Any], inline: bool
 ) -> None:
     # One maintenance round, at startup, and none during the test: while maintenance
     # writes, every check runs in the pool.
     hours = {f"{name}_interval_seconds": 3600.0 for name in ("checkpoint", "refresh", "purge")}
     settings = Settings(db_path=tmp_path / "d.db", **hours, **extra)
-    app = create_app(settings, embedder=embedder)
+    app = make_app(settings)
     service = app.state.service
     seen: list[bool] = []
     check = service.check

@@ -3,19 +3,10 @@
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
 
 import pytest
 
 from tooldedup.api.heap import GC_THRESHOLDS, settle_heap
-
-
-@pytest.fixture
-def restored_gc() -> Iterator[None]:
-    thresholds = gc.get_threshold()
-    yield
-    gc.unfreeze()
-    gc.set_threshold(*thresholds)
 
 
 @pytest.mark.usefixtures("restored_gc")

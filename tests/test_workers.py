@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import os
 import stat
 from pathlib import Path
 
+import pytest
 from fastapi.testclient import TestClient
 
 from tooldedup.api.settings import EmbedderBackend, Settings
@@ -48,17 +48,13 @@ def test_the_settings_file_is_private_and_removed() -> None:
     assert not os.path.exists(os.path.dirname(path))
 
 
+# A worker settles its collector (``api/heap.py``); this process is the tests'.
+@pytest.mark.usefixtures("restored_gc")
 def test_a_worker_never_runs_a_check_on_its_event_loop(tmp_path: Path) -> None:
     """Workers share the store's locks: a check may wait on another process."""
     settings = Settings(db_path=tmp_path / "w.db", pair_model=False)
-    thresholds = gc.get_threshold()
-    try:
-        with settings_file(settings) as path:
-            app = app_from_environment({SETTINGS_ENV: path})
-    finally:
-        # A worker settles its collector (``api/heap.py``); this process is the tests'.
-        gc.unfreeze()
-        gc.set_threshold(*thresholds)
+    with settings_file(settings) as path:
+        app = app_from_environment({SETTINGS_ENV: path})
     assert app.state.dispatcher.inline is False
     with TestClient(app) as client:
         body = {"session_id": "s", "tool": "t", "args": {"note": "a short note"}}

@@ -270,8 +270,12 @@ def create_app(
         )
         with metrics.in_progress.track_inprogress():
             async with gate.hold(call.effective_scope):
-                light = is_light(body.args) and not (
-                    service.policies_for(principal.tenant).for_tool(body.tool).pair_model
+                # Read only where a check may run on the loop (not with workers, PostgreSQL
+                # or a judge).
+                light = (
+                    dispatcher.inline
+                    and is_light(body.args)
+                    and not service.policies_for(principal.tenant).for_tool(body.tool).pair_model
                 )
                 decision = await dispatcher.run(
                     light, service.check, call, dry_run=body.dry_run, key_id=principal.key_id

@@ -8,7 +8,6 @@ import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
-from datetime import UTC, datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Header, Query, Response
@@ -109,7 +108,8 @@ def _tool_name(raw: str) -> str:
 
 
 def _iso(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat().replace("+00:00", "Z")
+    """Whole seconds since the epoch as an ISO 8601 UTC time, ``2026-12-06T10:12:00Z``."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 
 
 def _handles_ask(body: CheckRequest, header: str | None) -> bool:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from tooldedup.dedup.canonical import canonical_json, sent_hash, stable_hash, window_field
+from tooldedup.dedup.canonical import canonical_json, stable_hash, window_field
 from tooldedup.dedup.errors import ConfirmTokenRejected, InvalidInput
 from tooldedup.dedup.funnel import Proposal, leaf_texts
 from tooldedup.dedup.ledger.base import Ledger, SpentToken
@@ -196,7 +196,7 @@ class AskBook:
         """HMAC-SHA256 of the context and one value (named by ``purpose``), cut to 64 bits."""
         # The JSON list [version, purpose, *context, value], all ASCII: one encoding per
         # tuple, whatever the strings hold.
-        message = f"[{_json(_VERSION)},{_json(purpose)},{context},{_json(value)}]"
+        message = f"{_PREFIXES[purpose]}{context},{_quoted(value)}]"
         mac = self._keyed.copy()
         mac.update(message.encode("ascii"))
         return mac.hexdigest()[:_MAC_DIGITS]
@@ -231,11 +231,24 @@ def _json(value: str | int) -> str:
     return json.dumps(value, ensure_ascii=True)
 
 
+def _quoted(value: str) -> str:
+    """``value`` as a JSON string: a hash or MAC (hex digits) needs no escaping."""
+    return f'"{value}"' if value.isascii() and value.isalnum() else _json(value)
+
+
+# Built once: ``json.dumps`` with a setting not its default builds an encoder per call.
+_COMPACT = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
+# The signed list's opening, [version, purpose, …, of each kind of MAC.
+_PREFIXES = {
+    purpose: f"[{_json(_VERSION)},{_json(purpose)}," for purpose in ("args", "sent", "token")
+}
+
+
 def _context(scope: Scope, call: ToolCall, check_id: str, expires_at: int) -> str:
     """What every MAC of a token covers: tenant, scope, session, tool, check id, expiry (the
     middle of the signed JSON list, encoded once for the token's MACs)."""
     fields = [scope.tenant, scope.name, call.session_id, call.tool, check_id, expires_at]
-    return json.dumps(fields, ensure_ascii=True, separators=(",", ":"))[1:-1]
+    return _COMPACT.encode(fields)[1:-1]
 
 
 def _expired() -> ConfirmTokenRejected:
@@ -246,7 +259,7 @@ def _expired() -> ConfirmTokenRejected:
 
 def bound_hashes(proposal: Proposal) -> tuple[str, str]:
     """What a confirm token is bound to: the canonical args, and the args as sent."""
-    return proposal.canonical.args_hash, sent_hash(proposal.call.args)
+    return proposal.canonical.args_hash, proposal.sent_hash
 
 
 def ask_notes(match: Match, policy: ToolPolicy) -> tuple[str, ...]:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
+from tooldedup.dedup.canonical import sent_hash
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import LanguagePack, SpellingBudget
 from tooldedup.dedup.records import (
@@ -47,6 +48,19 @@ class Proposal:
     call: ToolCall
     canonical: CanonicalCall
     policy: ToolPolicy
+    # A check may read the hash of its args as sent several times (a replay's lookup before
+    # and under the lock, a key's binding, an ask's token), each a JSON encoding of the
+    # whole args; an exact repeat never reads it.
+    _sent_hash: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def sent_hash(self) -> str:
+        """The hash of the args exactly as sent, worked out once."""
+        value = self._sent_hash
+        if value is None:
+            value = sent_hash(self.call.args)
+            object.__setattr__(self, "_sent_hash", value)
+        return value
 
     @property
     def scope(self) -> Scope:

@@ -272,8 +272,9 @@ class DedupService:
         call, scope, step = proposal.call, proposal.scope, proposal.call.workflow_step
         # The same bytes canonicalise otherwise once a stamp has aged past the tolerance,
         # or after a policy change: a byte-for-byte replay is still that call.
-        sent = sent_hash(call.args)
-        found = self._ledger.exact_match(scope, call.tool, Lookup.SENT, sent, since, step)
+        found = self._ledger.exact_match(
+            scope, call.tool, Lookup.SENT, proposal.sent_hash, since, step
+        )
         if found is None and self._ledger.has_legacy_calls():
             legacy = self._pack.legacy_args_hash(
                 call.args, proposal.policy, proposal.canonical.args
@@ -295,7 +296,7 @@ class DedupService:
         """
         call = proposal.call
         # What was sent, and for which step: a replay of another step is another payload.
-        sent = stable_hash(canonical_json([sent_hash(call.args), call.run_id, call.step]))
+        sent = stable_hash(canonical_json([proposal.sent_hash, call.run_id, call.step]))
         mine = KeyBinding(call.tool, intent, sent)
         since = now - proposal.policy.window_seconds
         bound = self._ledger.reserve_key(proposal.scope, key, mine, now, since, kind)
@@ -321,7 +322,7 @@ class DedupService:
         if call.idempotency_key is not None:
             keyed = self._ledger.by_idempotency_key(proposal.scope, call.idempotency_key, since)
             if keyed is not None:
-                replayed = sent_hash(keyed.sent_args) == sent_hash(call.args) and (
+                replayed = sent_hash(keyed.sent_args) == proposal.sent_hash and (
                     keyed.run_id,
                     keyed.step,
                 ) == (call.run_id, call.step)

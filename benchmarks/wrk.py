@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["WrkResult", "run_wrk", "wrk_available"]
+__all__ = ["Timed", "WrkResult", "run_wrk", "run_wrk_timed", "wrk_available"]
 
 # Each wrk thread walks the bodies from its own offset, so no two threads send the same one
 # until the list runs out; ``done`` prints one JSON line with what wrk measured.
@@ -43,6 +43,59 @@ end
 """
 
 
+# One connection; each response's latency timed in the script (LuaJIT's ffi reads the
+# monotonic clock: from when ``request`` hands wrk the next request, which it then writes, to
+# ``response``), written with what answered it: the decision, the last stage that ran (the
+# last "stage" in the body, which is explain's last stage) and whether explain says borderline.
+_TIMED_SCRIPT = """
+local ffi = require("ffi")
+ffi.cdef[[
+typedef struct { long tv_sec; long tv_nsec; } tooldedup_timespec;
+int clock_gettime(int clock, tooldedup_timespec *at);
+]]
+local at = ffi.new("tooldedup_timespec")
+local function now_us()
+  ffi.C.clock_gettime(1, at)
+  return tonumber(at.tv_sec) * 1e6 + tonumber(at.tv_nsec) / 1e3
+end
+local bodies = dofile(os.getenv("TOOLDEDUP_WRK_BODIES"))
+local out
+local sent, started = 0, 0
+function init(args)
+  out = io.open(os.getenv("TOOLDEDUP_WRK_TIMES"), "w")
+end
+function request()
+  local i = sent %% #bodies + 1
+  sent = sent + 1
+  started = now_us()
+  return wrk.format("POST", "/v1/check", {["Content-Type"] = "application/json"}, bodies[i])
+end
+function response(status, headers, body)
+  local took = now_us() - started
+  local decision = string.match(body, '"decision":"(%%a+)"') or ("http" .. status)
+  local stage = "none"
+  for name in string.gmatch(body, '"stage":"(%%a+)"') do stage = name end
+  local borderline = string.find(body, '"borderline":true', 1, true) and "1" or "0"
+  out:write(string.format("%%.1f %%s %%s %%s\\n", took, decision, stage, borderline))
+end
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Timed:
+    """One response of a timed run: its latency and what answered it."""
+
+    ms: float
+    decision: str
+    stage: str  # the last funnel stage that ran ("none" for an answer without explain stages)
+    borderline: bool  # explain says the match was left to the borderline action (or an ask)
+
+    @property
+    def answer(self) -> str:
+        """``decision/stage``, and ``/borderline`` where explain says so."""
+        return f"{self.decision}/{self.stage}" + ("/borderline" if self.borderline else "")
+
+
 @dataclass(frozen=True, slots=True)
 class WrkResult:
     """What one wrk run measured."""
@@ -73,6 +126,13 @@ def _lua_string(text: str) -> str:
     return f"[{'=' * level}[{text}]{'=' * level}]"
 
 
+def _write_bodies(bodies: list[dict[str, Any]], work: Path) -> Path:
+    table = work / "bodies.lua"
+    encoded = (json.dumps(b, separators=(",", ":")) for b in bodies)
+    table.write_text("return {\n" + ",\n".join(_lua_string(e) for e in encoded) + "\n}\n")
+    return table
+
+
 def run_wrk(
     port: int,
     bodies: list[dict[str, Any]],
@@ -84,9 +144,7 @@ def run_wrk(
 ) -> WrkResult:
     """One wrk run of ``seconds`` over ``connections`` keep-alive connections."""
     work.mkdir(parents=True, exist_ok=True)
-    table = work / "bodies.lua"
-    encoded = (json.dumps(b, separators=(",", ":")) for b in bodies)
-    table.write_text("return {\n" + ",\n".join(_lua_string(e) for e in encoded) + "\n}\n")
+    table = _write_bodies(bodies, work)
     script = work / "check.lua"
     script.write_text(_SCRIPT % {"threads": threads})
     command = [
@@ -115,3 +173,42 @@ def run_wrk(
         socket_errors=data["socket_errors"],
         wrapped=data["sent"] > data["bodies"],
     )
+
+
+def run_wrk_timed(
+    port: int, bodies: list[dict[str, Any]], *, seconds: float, work: Path
+) -> list[Timed]:
+    """One wrk run of ``seconds`` over one connection, sending ``bodies`` in turn: each
+    response's latency and answer, in the order they came."""
+    work.mkdir(parents=True, exist_ok=True)
+    table = _write_bodies(bodies, work)
+    script = work / "timed.lua"
+    script.write_text(_TIMED_SCRIPT % {})
+    times = work / "times.txt"
+    command = [
+        "wrk",
+        "-t1",
+        "-c1",
+        f"-d{max(1, round(seconds))}s",
+        "--timeout",
+        "10s",
+        "-s",
+        str(script),
+        f"http://127.0.0.1:{port}",
+    ]
+    env = {
+        "TOOLDEDUP_WRK_BODIES": str(table),
+        "TOOLDEDUP_WRK_TIMES": str(times),
+        "PATH": "/usr/bin:/bin",
+    }
+    done = subprocess.run(command, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr or done.stdout}")
+    if not times.exists():
+        # wrk exits 0 when its script fails.
+        raise RuntimeError(f"wrk wrote no timings: {done.stderr or done.stdout}")
+    timed = []
+    for line in times.read_text().splitlines():
+        took, decision, stage, borderline = line.split(" ")
+        timed.append(Timed(float(took) / 1000.0, decision, stage, borderline == "1"))
+    return timed

@@ -107,7 +107,7 @@ def _tool_name(raw: str) -> str:
     return tool
 
 
-def _iso(ts: float) -> str:
+def _iso(ts: int) -> str:
     """Whole seconds since the epoch as an ISO 8601 UTC time, ``2026-12-06T10:12:00Z``."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))
 

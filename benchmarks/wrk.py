@@ -59,8 +59,13 @@ local function now_us()
   return tonumber(at.tv_sec) * 1e6 + tonumber(at.tv_nsec) / 1e3
 end
 local bodies = dofile(os.getenv("TOOLDEDUP_WRK_BODIES"))
-local out
-local sent, started = 0, 0
+local out, timed_thread
+local started = 0
+-- A global: ``done`` reads it from the thread.
+sent = 0
+function setup(thread)
+  timed_thread = thread
+end
 function init(args)
   out = io.open(os.getenv("TOOLDEDUP_WRK_TIMES"), "w")
 end
@@ -72,11 +77,16 @@ function request()
 end
 function response(status, headers, body)
   local took = now_us() - started
-  local decision = string.match(body, '"decision":"(%%a+)"') or ("http" .. status)
+  local decision = string.match(body, '"decision":"([%%a_]+)"') or ("http" .. status)
   local stage = "none"
   for name in string.gmatch(body, '"stage":"(%%a+)"') do stage = name end
   local borderline = string.find(body, '"borderline":true', 1, true) and "1" or "0"
   out:write(string.format("%%.1f %%s %%s %%s\\n", took, decision, stage, borderline))
+end
+function done(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('{"sent": %%d, "socket_errors": %%d}\\n',
+    timed_thread:get("sent"), e.connect + e.read + e.write + e.timeout))
 end
 """
 
@@ -185,6 +195,8 @@ def run_wrk_timed(
     script = work / "timed.lua"
     script.write_text(_TIMED_SCRIPT % {})
     times = work / "times.txt"
+    # A script that fails leaves wrk's exit status 0: no file, not the last run's.
+    times.unlink(missing_ok=True)
     command = [
         "wrk",
         "-t1",
@@ -204,11 +216,15 @@ def run_wrk_timed(
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         raise RuntimeError(f"wrk failed ({done.returncode}): {done.stderr or done.stdout}")
-    if not times.exists():
-        # wrk exits 0 when its script fails.
+    summary = [x for x in done.stdout.splitlines() if x.startswith("{")]
+    if not times.exists() or not summary:
         raise RuntimeError(f"wrk wrote no timings: {done.stderr or done.stdout}")
     timed = []
     for line in times.read_text().splitlines():
         took, decision, stage, borderline = line.split(" ")
         timed.append(Timed(float(took) / 1000.0, decision, stage, borderline == "1"))
+    counts = json.loads(summary[-1])
+    # Only the request in flight when the run ended may go unanswered.
+    if counts["socket_errors"] or counts["sent"] - len(timed) > 1:
+        raise RuntimeError(f"wrk sent {counts['sent']}, timed {len(timed)}: {counts}")
     return timed

@@ -10,7 +10,7 @@ from rapidfuzz import fuzz
 from rapidfuzz.distance import Indel
 from rapidfuzz.utils import default_process
 
-from tooldedup.dedup.canonical import sent_hash
+from tooldedup.dedup.canonical import sent_hash as hash_as_sent
 from tooldedup.dedup.policy import ToolPolicy
 from tooldedup.dedup.protocols import LanguagePack, SpellingBudget
 from tooldedup.dedup.records import (
@@ -50,7 +50,7 @@ class Proposal:
     policy: ToolPolicy
     # A check may read the hash of its args as sent several times (a replay's lookup before
     # and under the lock, a key's binding, an ask's token), each a JSON encoding of the
-    # whole args; an exact repeat never reads it.
+    # whole args; a repeat found by its canonical args reads it only to bind a key.
     _sent_hash: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -58,7 +58,7 @@ class Proposal:
         """The hash of the args exactly as sent, worked out once."""
         value = self._sent_hash
         if value is None:
-            value = sent_hash(self.call.args)
+            value = hash_as_sent(self.call.args)
             object.__setattr__(self, "_sent_hash", value)
         return value
 

@@ -279,7 +279,7 @@ class AskTicket:
     """The confirmation an ``ask`` hands out: single-use, for this session, tool and args."""
 
     confirm_token: str
-    expires_at: float
+    expires_at: int  # whole seconds since the epoch
 
 
 @dataclass(frozen=True, slots=True)

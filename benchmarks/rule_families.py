@@ -30,11 +30,12 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.family_costs import family_costs, text_pairs
 from tests import test_api_hostile as hostile
 from tests import test_rule_verifier as unit_tests
+from tooldedup.calibration.command import held_out
 from tooldedup.calibration.compare import compare_modes
 from tooldedup.calibration.samples import VETOES, LabelledPair, Sample, load_pairs
-from tooldedup.dedup.canonical import Canonicalizer
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
 from tooldedup.dedup.english.accounting import forget_sides
 from tooldedup.dedup.english.acts import forget_acts
@@ -77,11 +78,6 @@ _HOSTILE: list[tuple[str, dict[str, Any], dict[str, Any], str]] = [
 _UNIT_CASES: list[tuple[str, str, str, str | None]] = list(
     unit_tests.test_rules.pytestmark[0].args[1]  # type: ignore[attr-defined]
 )
-
-
-def held_out(key: str) -> bool:
-    """The held-out half (the closing figures); the other half calibrates."""
-    return hashlib.sha256(key.encode()).digest()[0] % 2 == 1
 
 
 def _families(without: frozenset[str]) -> list[RuleFamily]:
@@ -378,50 +374,6 @@ def _unit_cases_merged(without: frozenset[str]) -> int:
     return merged
 
 
-def _text_pairs(pairs: Sequence[LabelledPair], limit: int) -> list[tuple[str, str]]:
-    """Free texts the verifier would compare: the two calls' leaves at one path, canonical."""
-    canon = Canonicalizer(EnglishPack())
-    found: list[tuple[str, str]] = []
-    for pair in sorted(pairs, key=lambda p: hashlib.sha256(p.ref.encode()).digest()):
-        try:
-            first = canon.canonicalize(pair.a, ToolPolicy(), tool=pair.tool)
-            second = canon.canonicalize(pair.b, ToolPolicy(), tool=pair.tool)
-        except DedupError:
-            continue
-        mine = {leaf.path: leaf.text for leaf in second.semantic_leaves}
-        found += [
-            (leaf.text, mine[leaf.path]) for leaf in first.semantic_leaves if leaf.path in mine
-        ]
-        if len(found) >= limit:
-            break
-    return found[:limit]
-
-
-def family_costs(
-    texts: Sequence[tuple[str, str]], configs: Sequence[tuple[str, frozenset[str]]], rounds: int = 5
-) -> dict[str, float]:
-    """Microseconds per compare each configuration saves against all rules: the best of
-    ``rounds`` timings of the same compares, each read from cold (no cached words)."""
-
-    def best(without: frozenset[str]) -> float:
-        families = _families(without)
-        verifier = RuleVerifier(unit_tests.word_cosine, without=families)
-        times = []
-        for _ in range(rounds):
-            forget_words()
-            forget_acts()
-            forget_moves()
-            forget_sides()
-            started = time.thread_time()
-            for stored, proposed in texts:
-                verifier.compare(stored, proposed)
-            times.append(time.thread_time() - started)
-        return min(times) / max(1, len(texts)) * 1e6
-
-    every = best(frozenset())
-    return {name: every - best(without) for name, without in configs}
-
-
 def _configs(names: Sequence[str]) -> list[tuple[str, frozenset[str]]]:
     """The two base runs, then one per family (``a+b`` leaves a group out at once)."""
     return [
@@ -492,8 +444,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.out.with_suffix(".json").write_text(
         json.dumps([asdict(r) for r in runs], indent=1) + "\n", encoding="utf-8"
     )
-    rules_only = [(n, w) for n, w in _configs(names) if n.startswith("without ")]
-    costs = family_costs(_text_pairs(pairs, 1500), rules_only)
+    rules_only = [
+        (n, frozenset(_families(w))) for n, w in _configs(names) if n.startswith("without ")
+    ]
+    timed = family_costs(text_pairs(pairs, 1500), rules_only)
+    costs = {name: cost.median_us for name, cost in timed.items()}
     args.out.with_suffix(".md").write_text(
         markdown(runs, command.strip(), args.half, costs), encoding="utf-8"
     )

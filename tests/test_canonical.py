@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 from typing import Any
 
@@ -10,7 +11,13 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import canonicalize
-from tooldedup.dedup.canonical import MAX_DEPTH, intent_key, is_prose, normalize_text
+from tooldedup.dedup.canonical import (
+    MAX_DEPTH,
+    canonical_json,
+    intent_key,
+    is_prose,
+    normalize_text,
+)
 from tooldedup.dedup.english.fields import tool_names_field
 from tooldedup.dedup.errors import InvalidInput
 from tooldedup.dedup.policy import CompareMode, ToolPolicy
@@ -528,3 +535,19 @@ def test_facts_in_prose_are_one_spelling(first: str, second: str, same: bool) ->
     a = canonicalize({"body": first}, policy).args_hash
     b = canonicalize({"body": second}, policy).args_hash
     assert (a == b) is same
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_JSON_VALUES)
+def test_canonical_json_is_compact_key_sorted_json(value: Any) -> None:
+    # Hashes of it are stored: the text must never change for any value.
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert canonical_json(value) == expected

@@ -94,12 +94,14 @@ def _seed(base: str, sessions: int) -> None:
             first = http.post("/v1/check", json=_body(n, BODY, {})).json()
             outcome = {"status": "succeeded", "result": {"message_id": f"m-{n}"}}
             http.post(f"/v1/calls/{first['call_id']}/complete", json=outcome)
+        expected = {answer for _, _, answer in REPEATS.values()}
         for body in interleaved(sessions):
             answer = http.post("/v1/check", json=body).json()
             explain = answer["explain"]
-            said = f"{answer['decision']}/{explain['stages'][-1]['stage']}"
-            said += "/borderline" if explain.get("borderline") else ""
-            if said not in {a for _, _, a in REPEATS.values()}:
+            # Read as wrk's script reads it, so that the runs tell the kinds apart the same way.
+            stage, borderline = explain["stages"][-1]["stage"], bool(explain.get("borderline"))
+            said = Timed(0.0, answer["decision"], stage, borderline).answer
+            if said not in expected:
                 raise SystemExit(f"{body['args']['body']!r}: answered {said}")
 
 

@@ -37,7 +37,7 @@ from tooldedup.dedup.english.moves import forget_moves
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import ToolPolicy
 
-__all__ = ["FamilyCost", "family_costs", "text_pairs"]
+__all__ = ["FamilyCost", "family_costs", "forget_readings", "text_pairs"]
 
 _ROOT = Path(__file__).resolve().parent.parent
 _PAIRS = _ROOT / "calibration" / "data" / "pairs.jsonl"
@@ -72,12 +72,17 @@ def text_pairs(pairs: Sequence[LabelledPair], limit: int) -> list[tuple[str, str
     return found[:limit]
 
 
-def _seconds(verifier: RuleVerifier, texts: Sequence[tuple[str, str]]) -> float:
-    """CPU seconds to compare ``texts``, every word read from cold."""
+def forget_readings() -> None:
+    """Drop what the English rules remember of texts read (words, acts, moves, sides)."""
     forget_words()
     forget_acts()
     forget_moves()
     forget_sides()
+
+
+def _seconds(verifier: RuleVerifier, texts: Sequence[tuple[str, str]]) -> float:
+    """CPU seconds to compare ``texts``, every word read from cold."""
+    forget_readings()
     started = time.thread_time()
     for stored, proposed in texts:
         verifier.compare(stored, proposed)

@@ -30,17 +30,13 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.family_costs import family_costs, text_pairs
+from benchmarks.family_costs import family_costs, forget_readings, text_pairs
 from tests import test_api_hostile as hostile
 from tests import test_rule_verifier as unit_tests
 from tooldedup.calibration.command import held_out
 from tooldedup.calibration.compare import compare_modes
 from tooldedup.calibration.samples import VETOES, LabelledPair, Sample, load_pairs
 from tooldedup.dedup.english import EnglishPack, RuleFamily, RuleVerifier
-from tooldedup.dedup.english.accounting import forget_sides
-from tooldedup.dedup.english.acts import forget_acts
-from tooldedup.dedup.english.lexicon import forget_words
-from tooldedup.dedup.english.moves import forget_moves
 from tooldedup.dedup.errors import DedupError
 from tooldedup.dedup.policy import PolicySet, ToolPolicy
 from tooldedup.dedup.protocols import Embedder, SpellingBudget, Vectors
@@ -221,10 +217,7 @@ def run(
     pack = MeasuredPack(without)
     samples: list[Sample] = []
     # Every run reads the texts from cold, as the first: the words of a text are cached.
-    forget_words()
-    forget_acts()
-    forget_moves()
-    forget_sides()
+    forget_readings()
     started = time.thread_time()
     with tempfile.TemporaryDirectory() as work:
         settings = ServiceSettings(db_path=Path(work) / "s.db", pair_model=pair_model)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import logging
 import threading
 import time
@@ -107,6 +108,8 @@ def _tool_name(raw: str) -> str:
     return tool
 
 
+# An expiry is a whole second: the asks of one second share it.
+@functools.lru_cache(maxsize=64)
 def _iso(ts: int) -> str:
     """Whole seconds since the epoch as an ISO 8601 UTC time, ``2026-12-06T10:12:00Z``."""
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(ts))

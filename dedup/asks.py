@@ -5,11 +5,12 @@ A token is stateless and signed, so that an ask writes nothing but its log line:
     cfm_ <check id: 32> <expiry: 8> <args MAC: 16> <sent MAC: 16> <token MAC: 16>
 
 in lowercase hex: the ask's check id without ``chk_``, its expiry in seconds since the
-epoch, and three HMAC-SHA256 tags keyed with the store's secret, each cut to 64 bits. All
-three cover the tenant, scope, session, tool, check id and expiry. The args MAC adds the
-call's canonical args hash, the sent MAC the hash of its args as sent: a confirmation is
-bound if either verifies, as either finds the call. The token MAC adds the other two, so
-no digit of a token can change, not even one of the MAC that did not have to verify.
+epoch, and three 64-bit tags of keyed BLAKE2b (its MAC mode, RFC 7693) under the store's
+secret. All three cover the tenant, scope, session, tool, check id and expiry. The args MAC
+adds the call's canonical args hash, the sent MAC the hash of its args as sent: a
+confirmation is bound if either verifies, as either finds the call. The token MAC adds the
+other two, so no digit of a token can change, not even one of the MAC that did not have to
+verify.
 
 The confirmation that claims records the token spent under the ask's check id, where a
 second spender loses.
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import logging
 import math
 import re
@@ -58,9 +58,13 @@ _TOKEN = re.compile(CONFIRM_TOKEN_PATTERN)
 # A token of the development builds that kept each in an asks table: refused as unknown, so
 # that the caller checks again without it and is asked again.
 _STORED_TOKEN = re.compile(r"^cfm_[0-9a-f]{40}$")
-_CHECK_ID = re.compile(r"^chk_[0-9a-f]{32}$")
 _CHECK_DIGITS, _EXPIRY_DIGITS, _MAC_DIGITS = 32, 8, 16
-_VERSION = "cfm1"
+# The first second an expiry cannot be written in its digits (in 2106).
+_END = 16**_EXPIRY_DIGITS
+# Told apart from every other use of the key (and from the HMAC-SHA256 tokens of development
+# builds) by BLAKE2b's personalization; each MAC's purpose is one byte after the context.
+_PERSON = b"tooldedup cfm2"
+_ARGS, _SENT, _SEAL = b"\x01", b"\x02", b"\x03"
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,23 +88,16 @@ class _Token:
             *macs,
         )
 
-    def text(self) -> str:
-        """The token, written out."""
-        return (
-            f"cfm_{self.check_id[4:]}{self.expires_at:0{_EXPIRY_DIGITS}x}"
-            f"{self.args_mac}{self.sent_mac}{self.token_mac}"
-        )
-
 
 class AskBook:
     """Hands out confirm tokens and accepts each once, for the call it was made for."""
 
     def __init__(self, ledger: Ledger, key: bytes) -> None:
-        if len(key) < 16:
-            raise ValueError("a confirm token key needs at least 16 bytes")
+        if not 16 <= len(key) <= hashlib.blake2b.MAX_KEY_SIZE:
+            raise ValueError("a confirm token key needs 16 to 64 bytes")
         self._ledger = ledger
-        # Keyed once: each MAC starts from a copy of this state.
-        self._keyed = hmac.new(key, digestmod=hashlib.sha256)
+        # Keyed once: each token's MACs start from a copy of this state.
+        self._keyed = hashlib.blake2b(key=key, digest_size=_MAC_DIGITS // 2, person=_PERSON)
 
     def make(
         self,
@@ -118,13 +115,12 @@ class AskBook:
         """
         # Whole seconds, rounded up: a token never expires before its TTL is over.
         expires_at = math.ceil(now + ttl_seconds)
-        if not _CHECK_ID.fullmatch(check_id) or not 0 <= expires_at < 16**_EXPIRY_DIGITS:
+        # The service makes check ids, chk_ and 32 hex digits: their length is checked here,
+        # the pattern only where a token comes back.
+        if len(check_id) != 36 or not check_id.startswith("chk_") or not 0 <= expires_at < _END:
             raise ValueError("a confirm token needs a chk_ check id and an expiry in 1970-2105")
-        context = _context(scope, call, check_id, expires_at)
-        args_mac, sent_mac = self._bound_macs(context, hashes)
-        token_mac = self._token_mac(context, args_mac, sent_mac)
-        token = _Token(check_id, expires_at, args_mac, sent_mac, token_mac)
-        return AskTicket(token.text(), expires_at)
+        macs = "".join(self._macs(scope, call, check_id, expires_at, hashes))
+        return AskTicket(f"cfm_{check_id[4:]}{expires_at:0{_EXPIRY_DIGITS}x}{macs}", expires_at)
 
     def accept(self, call: ToolCall, scope: Scope, hashes: tuple[str, str], now: float) -> str:
         """The check id of the ask ``call.confirm_token`` answers, if the token may confirm
@@ -146,14 +142,15 @@ class AskBook:
         if token is None or not _TOKEN.fullmatch(token):
             raise InvalidInput("confirm_token is not a token an ask handed out (cfm_ + 88 hex)")
         read = _Token.read(token)
-        context = _context(scope, call, read.check_id, read.expires_at)
-        args_mac, sent_mac = self._bound_macs(context, hashes)
+        carried = (read.args_mac, read.sent_mac)
+        args_mac, sent_mac, sealed = self._macs(
+            scope, call, read.check_id, read.expires_at, hashes, carried
+        )
         # Every MAC compared, each in constant time: none of them is ever worth guessing at.
         bound = [
             hmac.compare_digest(read.args_mac, args_mac),
             hmac.compare_digest(read.sent_mac, sent_mac),
         ]
-        sealed = self._token_mac(context, read.args_mac, read.sent_mac)
         intact = hmac.compare_digest(read.token_mac, sealed)
         if not (intact and any(bound)):
             raise self._refusal(call, scope, read.check_id, hashes[0], now)
@@ -183,23 +180,38 @@ class AskBook:
         except Exception:
             logger.warning("could not give back confirm token of %s", check_id, exc_info=True)
 
-    def _bound_macs(self, context: str, hashes: tuple[str, str]) -> tuple[str, str]:
-        """The args and sent MACs of a token (``context``: see ``_context``; ``hashes``: the
-        call's canonical args hash, and the hash of its args as sent)."""
-        return self._mac(context, "args", hashes[0]), self._mac(context, "sent", hashes[1])
+    def _macs(
+        self,
+        scope: Scope,
+        call: ToolCall,
+        check_id: str,
+        expires_at: int,
+        hashes: tuple[str, str],
+        sealing: tuple[str, str] | None = None,
+    ) -> tuple[str, str, str]:
+        """The args and sent MACs of a token for ``call`` (``hashes``: its canonical args
+        hash and the hash of its args as sent), and the token MAC sealing ``sealing`` (the
+        args and sent MACs a token carries; by default, these two).
 
-    def _token_mac(self, context: str, args_mac: str, sent_mac: str) -> str:
-        """The MAC that seals a token's other fields, its args and sent MACs among them."""
-        return self._mac(context, "token", args_mac + sent_mac)
-
-    def _mac(self, context: str, purpose: str, value: str) -> str:
-        """HMAC-SHA256 of the context and one value (named by ``purpose``), cut to 64 bits."""
-        # The JSON list [version, purpose, *context, value], all ASCII: one encoding per
-        # tuple, whatever the strings hold.
-        message = f"{_PREFIXES[purpose]}{context},{_quoted(value)}]"
-        mac = self._keyed.copy()
-        mac.update(message.encode("ascii"))
-        return mac.hexdigest()[:_MAC_DIGITS]
+        All three start from the same context: tenant, scope, session and tool, each after
+        its length (so that no two can trade characters), then check id and expiry, both
+        of fixed length. One byte after it names the MAC.
+        """
+        tenant, name, session, tool = scope.tenant, scope.name, call.session_id, call.tool
+        context = (
+            f"{len(tenant)}:{tenant}{len(name)}:{name}{len(session)}:{session}"
+            f"{len(tool)}:{tool}{check_id}{expires_at:0{_EXPIRY_DIGITS}x}"
+        )
+        shared = self._keyed.copy()
+        # A JSON body may hold a lone surrogate; surrogatepass encodes it, one to one.
+        shared.update(context.encode("utf-8", "surrogatepass"))
+        args, sent = shared.copy(), shared.copy()
+        args.update(_ARGS + hashes[0].encode("ascii"))
+        sent.update(_SENT + hashes[1].encode("ascii"))
+        args_mac, sent_mac = args.hexdigest(), sent.hexdigest()
+        sealed_args, sealed_sent = sealing if sealing is not None else (args_mac, sent_mac)
+        shared.update(_SEAL + (sealed_args + sealed_sent).encode("ascii"))
+        return args_mac, sent_mac, shared.hexdigest()
 
     def _refusal(
         self, call: ToolCall, scope: Scope, ask_check_id: str, args_hash: str, now: float
@@ -227,30 +239,6 @@ class AskBook:
         return ConfirmTokenRejected("no ask handed out this confirm_token", "unknown")
 
 
-def _json(value: str | int) -> str:
-    return json.dumps(value, ensure_ascii=True)
-
-
-def _quoted(value: str) -> str:
-    """``value`` as a JSON string: a hash or MAC (hex digits) needs no escaping."""
-    return f'"{value}"' if value.isascii() and value.isalnum() else _json(value)
-
-
-# Built once: ``json.dumps`` with a setting not its default builds an encoder per call.
-_COMPACT = json.JSONEncoder(ensure_ascii=True, separators=(",", ":"))
-# The signed list's opening, [version, purpose, …, of each kind of MAC.
-_PREFIXES = {
-    purpose: f"[{_json(_VERSION)},{_json(purpose)}," for purpose in ("args", "sent", "token")
-}
-
-
-def _context(scope: Scope, call: ToolCall, check_id: str, expires_at: int) -> str:
-    """What every MAC of a token covers: tenant, scope, session, tool, check id, expiry (the
-    middle of the signed JSON list, encoded once for the token's MACs)."""
-    fields = [scope.tenant, scope.name, call.session_id, call.tool, check_id, expires_at]
-    return _COMPACT.encode(fields)[1:-1]
-
-
 def _expired() -> ConfirmTokenRejected:
     return ConfirmTokenRejected(
         "this confirm_token has expired: send the call without it to be asked again", "expired"
@@ -274,26 +262,33 @@ def ask_notes(match: Match, policy: ToolPolicy) -> tuple[str, ...]:
 def differing_fields(proposal: Proposal, earlier: CallRecord) -> tuple[str, ...]:
     """The fields whose values differ from the earlier call's (a long text's windows as
     its one field)."""
+    canonical = proposal.canonical
     theirs = leaf_texts(earlier)
     paths = {
         window_field(leaf.path)
-        for leaf in proposal.canonical.semantic_leaves
+        for leaf in canonical.semantic_leaves
         if theirs.get(leaf.path) != leaf.text
     }
-    exact = dict(earlier.exact_leaves)
-    paths |= {path for path, value in proposal.canonical.exact_leaves if exact.get(path) != value}
+    if canonical.exact_leaves != earlier.exact_leaves:
+        exact = dict(earlier.exact_leaves)
+        paths.update(path for path, value in canonical.exact_leaves if exact.get(path) != value)
     return tuple(sorted(paths))
 
 
 def model_note(
-    proposal: Proposal, decision: Decision, now: float, secret: Callable[[str], bool]
+    proposal: Proposal,
+    decision: Decision,
+    ticket: AskTicket | None,
+    now: float,
+    secret: Callable[[str], bool],
 ) -> str | None:
-    """The note for the model, where its answer has one and the policy wants it."""
+    """The note for the model, where its answer has one and the policy wants it (``ticket``:
+    an ask's, none for a dry run's)."""
     match, tool = decision.match, proposal.call.tool
     if match is None:
         return None
     if decision.kind is DecisionKind.ASK:
-        token = None if decision.ask is None else decision.ask.confirm_token
+        token = None if ticket is None else ticket.confirm_token
         differing = differing_fields(proposal, match.call)
         return ask_note(tool, match.call, now, token, secret, differing)
     if decision.kind is DecisionKind.PROCEED or not proposal.policy.model_notes:

@@ -222,15 +222,16 @@ class DedupService:
                 ):
                     # The clock is read again once the lock is held: waiting must not age it.
                     decision = self._decide(proposal, base, self._clock(), claim=True)
+        ticket = None
         if decision.kind is DecisionKind.ASK and not dry_run:
             # The token is signed, not stored: the ask writes only its log line, as a
             # duplicate does.
             ticket = self._asks.make(
                 call, proposal.scope, bound_hashes(proposal), check_id, now, policy.ask_ttl_seconds
             )
-            decision = replace(decision, ask=ticket)
-        note = model_note(proposal, decision, now, self._secret)
-        decision = replace(decision, note=note, latency_ms=(time.perf_counter() - started) * 1000.0)
+        note = model_note(proposal, decision, ticket, now, self._secret)
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        decision = replace(decision, ask=ticket, note=note, latency_ms=latency_ms)
         try:
             self._ledger.append_log(self._entry(proposal, decision, now, key_id))
             if decision.confirmed_ask is not None and decision.call is not None:

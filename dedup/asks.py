@@ -5,12 +5,12 @@ A token is stateless and signed, so that an ask writes nothing but its log line:
     cfm_ <check id: 32> <expiry: 8> <args MAC: 16> <sent MAC: 16> <token MAC: 16>
 
 in lowercase hex: the ask's check id without ``chk_``, its expiry in seconds since the
-epoch, and three 64-bit tags of keyed BLAKE2b (its MAC mode, RFC 7693) under the store's
-secret. All three cover the tenant, scope, session, tool, check id and expiry. The args MAC
-adds the call's canonical args hash, the sent MAC the hash of its args as sent: a
-confirmation is bound if either verifies, as either finds the call. The token MAC adds the
-other two, so no digit of a token can change, not even one of the MAC that did not have to
-verify.
+epoch, and three 64-bit tags of keyed BLAKE2b (the MAC mode of BLAKE2, with a
+personalization string) under the store's secret. All three cover the tenant, scope,
+session, tool, check id and expiry. The args MAC adds the call's canonical args hash, the
+sent MAC the hash of its args as sent: a confirmation is bound if either verifies, as either
+finds the call. The token MAC adds the other two, so no digit of a token can change, not
+even one of the MAC that did not have to verify.
 
 The confirmation that claims records the token spent under the ask's check id, where a
 second spender loses.
@@ -61,8 +61,8 @@ _STORED_TOKEN = re.compile(r"^cfm_[0-9a-f]{40}$")
 _CHECK_DIGITS, _EXPIRY_DIGITS, _MAC_DIGITS = 32, 8, 16
 # The first second an expiry cannot be written in its digits (in 2106).
 _END = 16**_EXPIRY_DIGITS
-# Told apart from every other use of the key (and from the HMAC-SHA256 tokens of development
-# builds) by BLAKE2b's personalization; each MAC's purpose is one byte after the context.
+# BLAKE2b's personalization keeps these tags apart from any other use of the key with it;
+# each MAC's purpose is one byte after the context.
 _PERSON = b"tooldedup cfm2"
 _ARGS, _SENT, _SEAL = b"\x01", b"\x02", b"\x03"
 
@@ -93,8 +93,11 @@ class AskBook:
     """Hands out confirm tokens and accepts each once, for the call it was made for."""
 
     def __init__(self, ledger: Ledger, key: bytes) -> None:
-        if not 16 <= len(key) <= hashlib.blake2b.MAX_KEY_SIZE:
-            raise ValueError("a confirm token key needs 16 to 64 bytes")
+        if len(key) < 16:
+            raise ValueError("a confirm token key needs at least 16 bytes")
+        if len(key) > hashlib.blake2b.MAX_KEY_SIZE:
+            # BLAKE2b takes keys of up to 64 bytes; a longer one is hashed first, as HMAC does.
+            key = hashlib.blake2b(key).digest()
         self._ledger = ledger
         # Keyed once: each token's MACs start from a copy of this state.
         self._keyed = hashlib.blake2b(key=key, digest_size=_MAC_DIGITS // 2, person=_PERSON)
@@ -111,7 +114,8 @@ class AskBook:
         """The token of a new ask about ``call`` (its check is ``check_id``); nothing is
         stored but the check's log line.
 
-        ``hashes`` are the call's canonical args hash and the hash of its args as sent.
+        ``hashes`` are the call's canonical args hash and the hash of its args as sent;
+        ``check_id`` is ``chk_`` and 32 lowercase hex digits, as the service makes them.
         """
         # Whole seconds, rounded up: a token never expires before its TTL is over.
         expires_at = math.ceil(now + ttl_seconds)

@@ -21,7 +21,7 @@ from tests.helpers import MakeApp, check, complete
 from tests.test_tenants import auth, make_key
 from tooldedup.api.settings import Settings
 from tooldedup.dedup.asks import AskBook
-from tooldedup.dedup.errors import StoreUnavailable
+from tooldedup.dedup.errors import ConfirmTokenRejected, StoreUnavailable
 from tooldedup.dedup.records import Scope, ToolCall
 from tooldedup.index.wiring import build_ledger
 
@@ -687,26 +687,77 @@ def test_the_token_format_is_stable_across_releases(tmp_path: Path) -> None:
 # Any character, lone surrogates among them: a JSON body may carry one.
 _BOUND = st.text(st.characters(exclude_categories=()), max_size=5)
 _FIELDS = st.tuples(_BOUND, _BOUND, _BOUND, _BOUND)
+# Digits and separators most often: what an encoding of the fields could confuse.
+_PIECE = st.one_of(
+    st.sampled_from(list("1:|\x00")), st.sampled_from(list('a0;,"')), st.characters()
+)
+
+
+@st.composite
+def _cut_twice(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """One text cut in four, and cut again with one cut moved by a character."""
+    # A list of pieces, not st.text: that would draw from the union of the characters evenly.
+    text = "".join(draw(st.lists(_PIECE, min_size=1, max_size=10)))
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), min_size=3, max_size=3)))
+    moved, by = draw(st.integers(0, 2)), draw(st.sampled_from([-1, 1]))
+    others = sorted([*cuts[:moved], min(max(cuts[moved] + by, 0), len(text)), *cuts[moved + 1 :]])
+    return _cut(text, cuts), _cut(text, others)
+
+
+def _cut(text: str, cuts: list[int]) -> tuple[str, ...]:
+    """``text`` cut in four at ``cuts``."""
+    a, b, c = cuts
+    return text[:a], text[a:b], text[b:c], text[c:]
+
+
+@pytest.mark.parametrize("key_bytes", [16, 32, 64, 65, 200])
+def test_a_key_of_any_length_from_16_bytes_signs(tmp_path: Path, key_bytes: int) -> None:
+    """A secret longer than BLAKE2b's 64-byte key is hashed first, not refused."""
+    ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
+    book, other = AskBook(ledger, b"k" * key_bytes), AskBook(ledger, b"j" * key_bytes)
+    call, scope, hashes = ToolCall("s1", "send_email", {}), Scope("default", "s1"), ("a", "b")
+    token = book.make(call, scope, hashes, "chk_" + "0" * 32, 0.0, 60).confirm_token
+    confirming = replace(call, confirm_token=token)
+    assert book.accept(confirming, scope, hashes, 1.0) == "chk_" + "0" * 32
+    with pytest.raises(ConfirmTokenRejected):
+        other.accept(confirming, scope, hashes, 1.0)
+    ledger.close()
+
+
+def test_a_key_shorter_than_16_bytes_is_refused(tmp_path: Path) -> None:
+    ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
+    with pytest.raises(ValueError, match="at least 16 bytes"):
+        AskBook(ledger, b"k" * 15)
+    ledger.close()
 
 
 def test_a_token_binds_each_field_apart(tmp_path: Path) -> None:
-    """Tokens for two calls that differ in tenant, scope, session or tool differ, even when
-    characters move from one field to the next ("ab", "c" against "a", "bc")."""
+    """Tokens for two calls that differ in tenant, scope, session or tool differ: when the
+    same characters are cut into the four fields at other places ("ab", "c" against "a",
+    "bc"), and when a lone surrogate stands where another character does."""
     ledger = build_ledger(Settings(db_path=tmp_path / "ledger.db"))
     book = AskBook(ledger, b"k" * 32)
     check_id = "chk_" + "0" * 32
 
-    def token(fields: tuple[str, str, str, str]) -> str:
+    def token(fields: tuple[str, ...]) -> str:
         tenant, scope, session, tool = fields
         call = ToolCall(session, tool, {}, scope, tenant=tenant)
         return book.make(call, Scope(tenant, scope), ("a", "b"), check_id, 0.0, 60).confirm_token
 
-    @settings(max_examples=300, deadline=None)
+    @settings(max_examples=200, deadline=None)
     @given(_FIELDS, _FIELDS)
-    def differ(one: tuple[str, str, str, str], other: tuple[str, str, str, str]) -> None:
+    def any_two(one: tuple[str, str, str, str], other: tuple[str, str, str, str]) -> None:
         assert (token(one) == token(other)) is (one == other)
 
-    differ()
-    moved = [("ab", "c", "s", "t"), ("a", "bc", "s", "t"), ("a", "b", "cs", "t")]
-    assert len({token(fields) for fields in moved}) == len(moved)
+    @settings(max_examples=300, deadline=None)
+    @given(_cut_twice())
+    def cut_apart(cut: tuple[tuple[str, ...], tuple[str, ...]]) -> None:
+        one, other = cut
+        assert (token(one) == token(other)) is (one == other)
+
+    any_two()
+    cut_apart()
+    # A lone surrogate, a pair of them, and what a lossy encoding would make of either.
+    spelt = ["\ud83d", "\ud83d\ude00", "\U0001f600", "?", "??", "\ufffd"]
+    assert len({token(("t", "s", text, "tool")) for text in spelt}) == len(spelt)
     ledger.close()

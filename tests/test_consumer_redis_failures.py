@@ -194,7 +194,8 @@ def test_tooldedup_unreachable_waits_and_never_calls_without_a_claim(
         task = asyncio.create_task(run_until_stopped(runner, td))
         with tooldedup_on_port(port, db, model_cache):
             publish_entries(broker.url, "outage", [{"order": "1"}])
-            while calls != ["1"]:
+            # Finished, not only called: its report must reach the server before it stops.
+            while calls != ["1"] or pending_count(broker.url, "outage"):
                 await asyncio.sleep(0.05)
         # The server is down: the next message waits, unhandled, however long it takes.
         publish_entries(broker.url, "outage", [{"order": "2"}])

@@ -121,7 +121,11 @@ class AskBook:
         expires_at = math.ceil(now + ttl_seconds)
         # The service makes check ids, chk_ and 32 hex digits: their length is checked here,
         # the pattern only where a token comes back.
-        if len(check_id) != 36 or not check_id.startswith("chk_") or not 0 <= expires_at < _END:
+        if (
+            len(check_id) != 4 + _CHECK_DIGITS
+            or not check_id.startswith("chk_")
+            or not 0 <= expires_at < _END
+        ):
             raise ValueError("a confirm token needs a chk_ check id and an expiry in 1970-2105")
         macs = "".join(self._macs(scope, call, check_id, expires_at, hashes))
         return AskTicket(f"cfm_{check_id[4:]}{expires_at:0{_EXPIRY_DIGITS}x}{macs}", expires_at)
